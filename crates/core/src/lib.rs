@@ -1,0 +1,10 @@
+//! ferrocrane-core: the pieces two or more ferrocrane services share.
+//!
+//! Each module has one job; none of them knows about a particular service.
+
+pub mod config;
+pub mod exposition;
+pub mod kube;
+pub mod prometheus;
+pub mod promql;
+pub mod server;
