@@ -1,1 +1,21 @@
-//! Placeholder.
+//! The end-to-end harness: a real etcd, kube-apiserver, kube-controller-manager and
+//! Prometheus, started by the same `hack/local-up.sh` a developer runs.
+//!
+//! `hack/test.sh` starts one cluster for the whole run and points the tests at it with
+//! `FERROCRANE_E2E_ENV=<dir>/env`. A test binary run alone (`cargo test -p ferrocrane-e2e`)
+//! starts its own cluster on first use and a reaper stops it when the binary exits.
+//! Every test works in a namespace of its own, deleted when the test ends.
+
+mod cluster;
+mod history;
+mod namespace;
+mod process;
+mod prometheus;
+mod wait;
+
+pub use cluster::{Cluster, ClusterEnv};
+pub use history::HistoryPrometheus;
+pub use namespace::TestNamespace;
+pub use process::{free_port, repo_root};
+pub use prometheus::{PrometheusHandle, Sample};
+pub use wait::wait_until;

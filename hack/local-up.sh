@@ -1,0 +1,239 @@
+#!/usr/bin/env bash
+# Starts a real local control plane and Prometheus on loopback:
+#   etcd, kube-apiserver (RBAC, service accounts, aggregation layer),
+#   kube-controller-manager (deployments, replicasets, HPA every few seconds), Prometheus.
+#
+#   hack/local-up.sh [DIR]      DIR defaults to .local/cluster in the repo (git-ignored)
+#
+# Writes DIR/env (shell KEY=value lines) describing how to reach everything, and
+# DIR/pids so hack/local-down.sh DIR stops exactly these processes.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+DIR="${1:-$FERROCRANE_ROOT/.local/cluster}"
+mkdir -p "$DIR"
+DIR="$(cd "$DIR" && pwd)"
+
+if [[ -f $DIR/pids ]] && "$FERROCRANE_ROOT/hack/local-down.sh" --check "$DIR" 2>/dev/null; then
+    die "a cluster is already running from $DIR; stop it with hack/local-down.sh $DIR"
+fi
+
+need_setup=""
+for b in kube-apiserver kube-controller-manager etcd helm; do
+    [[ -x $FERROCRANE_BIN/$b ]] || need_setup=1
+done
+command -v prometheus >/dev/null && command -v promtool >/dev/null || need_setup=1
+if [[ -n $need_setup ]]; then
+    log "tools missing: running hack/setup.sh first"
+    "$FERROCRANE_ROOT/hack/setup.sh" >&2
+fi
+
+rm -rf "$DIR"/{pki,etcd,prometheus,logs,kubeconfig,env,pids}
+mkdir -p "$DIR"/{pki,etcd,prometheus/data,prometheus/targets,logs,kubeconfig}
+PKI="$DIR/pki"
+
+# --- ports: free ones, so several clusters (and CI beside a developer's) can run at once.
+used_ports() { ss -Htan 2>/dev/null | awk '{print $4}' | sed 's/.*://' | sort -u; }
+declare -A TAKEN=()
+free_port() {
+    local p
+    while :; do
+        p=$((20000 + RANDOM % 30000))
+        [[ -n ${TAKEN[$p]:-} ]] && continue
+        if ! used_ports | grep -qx "$p"; then TAKEN[$p]=1; echo "$p"; return; fi
+    done
+}
+ETCD_PORT=$(free_port); ETCD_PEER_PORT=$(free_port); APISERVER_PORT=$(free_port)
+KCM_PORT=$(free_port); PROMETHEUS_PORT=$(free_port)
+
+# --- certificates (openssl): a cluster CA, a front-proxy CA, and a CA for aggregated API servers.
+new_ca() { # name cn
+    openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 3650 -subj "/CN=$2" \
+        -keyout "$PKI/$1.key" -out "$PKI/$1.crt" 2>/dev/null
+}
+new_cert() { # ca name subject usage [san]
+    local ca=$1 name=$2 subj=$3 usage=$4 san=${5:-}
+    local ext="$PKI/$name.ext"
+    {
+        echo "basicConstraints=CA:FALSE"
+        echo "keyUsage=critical,digitalSignature,keyEncipherment"
+        echo "extendedKeyUsage=$usage"
+        [[ -n $san ]] && echo "subjectAltName=$san"
+    } >"$ext"
+    openssl req -newkey rsa:2048 -nodes -sha256 -subj "$subj" \
+        -keyout "$PKI/$name.key" -out "$PKI/$name.csr" 2>/dev/null
+    openssl x509 -req -sha256 -days 3650 -in "$PKI/$name.csr" -CA "$PKI/$ca.crt" -CAkey "$PKI/$ca.key" \
+        -CAcreateserial -extfile "$ext" -out "$PKI/$name.crt" 2>/dev/null
+    rm -f "$PKI/$name.csr" "$ext"
+}
+log "generating certificates in $PKI"
+new_ca ca "ferrocrane-local-ca"
+new_ca front-proxy-ca "ferrocrane-front-proxy-ca"
+new_ca aggregated-ca "ferrocrane-aggregated-ca"
+new_cert ca apiserver "/CN=kube-apiserver" serverAuth \
+    "DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:127.0.0.1,IP:10.0.0.1"
+new_cert ca admin "/O=system:masters/CN=ferrocrane-admin" clientAuth
+new_cert ca controller-manager "/CN=system:kube-controller-manager" clientAuth
+new_cert front-proxy-ca front-proxy-client "/CN=front-proxy-client" clientAuth
+# Serving cert for the suite's aggregated API servers when run on loopback; the names are the
+# ones the aggregator checks (<service>.<namespace>.svc) for the services hack/ registers.
+new_cert aggregated-ca aggregated-serving "/CN=ferrocrane-aggregated" serverAuth \
+    "DNS:localhost,IP:127.0.0.1,DNS:metrics-adapter.ferrocrane.svc,DNS:ferrocrane-metrics-adapter.ferrocrane.svc"
+openssl genrsa -out "$PKI/sa.key" 2048 2>/dev/null
+openssl rsa -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub" 2>/dev/null
+
+APISERVER_URL="https://127.0.0.1:$APISERVER_PORT"
+write_kubeconfig() { # file cert key user
+    cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster:
+    server: $APISERVER_URL
+    certificate-authority: $PKI/ca.crt
+users:
+- name: $4
+  user:
+    client-certificate: $2
+    client-key: $3
+contexts:
+- name: local
+  context: {cluster: local, user: $4}
+current-context: local
+EOF
+}
+write_kubeconfig "$DIR/kubeconfig/admin.kubeconfig" "$PKI/admin.crt" "$PKI/admin.key" admin
+write_kubeconfig "$DIR/kubeconfig/controller-manager.kubeconfig" "$PKI/controller-manager.crt" \
+    "$PKI/controller-manager.key" kube-controller-manager
+export KUBECONFIG="$DIR/kubeconfig/admin.kubeconfig"
+
+: >"$DIR/pids"
+start() { # name command...
+    local name=$1; shift
+    setsid nohup "$@" >"$DIR/logs/$name.log" 2>&1 </dev/null &
+    echo "$name $! $1" >>"$DIR/pids"
+}
+wait_for() { # what seconds command...
+    local what=$1 secs=$2; shift 2
+    local deadline=$((SECONDS + secs))
+    until "$@" >/dev/null 2>&1; do
+        if ((SECONDS > deadline)); then
+            log "$what did not become ready in ${secs}s; last log lines:"
+            tail -n 30 "$DIR/logs/$what.log" >&2 || true
+            "$FERROCRANE_ROOT/hack/local-down.sh" "$DIR" >&2 || true
+            die "$what failed to start (logs in $DIR/logs)"
+        fi
+        sleep 0.5
+    done
+}
+
+log "starting etcd on 127.0.0.1:$ETCD_PORT"
+start etcd "$FERROCRANE_BIN/etcd" --name local --data-dir "$DIR/etcd" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster "local=http://127.0.0.1:$ETCD_PEER_PORT" --unsafe-no-fsync --log-level warn
+wait_for etcd 30 curl -sf "http://127.0.0.1:$ETCD_PORT/health"
+
+log "starting kube-apiserver on $APISERVER_URL"
+# --endpoint-reconciler-type=none: Endpoints may not hold loopback addresses, so the
+# default reconciler would fail forever publishing 127.0.0.1 for the kubernetes Service.
+start kube-apiserver "$FERROCRANE_BIN/kube-apiserver" \
+    --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$APISERVER_PORT" \
+    --tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
+    --client-ca-file "$PKI/ca.crt" \
+    --authorization-mode RBAC \
+    --service-account-issuer https://kubernetes.default.svc \
+    --service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
+    --service-cluster-ip-range 10.0.0.0/24 \
+    --endpoint-reconciler-type none \
+    --requestheader-client-ca-file "$PKI/front-proxy-ca.crt" \
+    --requestheader-allowed-names front-proxy-client \
+    --requestheader-username-headers X-Remote-User \
+    --requestheader-group-headers X-Remote-Group \
+    --requestheader-extra-headers-prefix X-Remote-Extra- \
+    --proxy-client-cert-file "$PKI/front-proxy-client.crt" --proxy-client-key-file "$PKI/front-proxy-client.key" \
+    --enable-aggregator-routing=false \
+    --allow-privileged=true \
+    --profiling=false
+wait_for kube-apiserver 90 kubectl get --raw /readyz
+
+log "starting kube-controller-manager"
+start kube-controller-manager "$FERROCRANE_BIN/kube-controller-manager" \
+    --kubeconfig "$DIR/kubeconfig/controller-manager.kubeconfig" \
+    --authentication-kubeconfig "$DIR/kubeconfig/controller-manager.kubeconfig" \
+    --authorization-kubeconfig "$DIR/kubeconfig/controller-manager.kubeconfig" \
+    --bind-address 127.0.0.1 --secure-port "$KCM_PORT" \
+    --leader-elect=false \
+    --controllers '*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller,-persistentvolume-binder,-attachdetach,-persistentvolume-expander,-ephemeral-volume,-pvc-protection,-pv-protection,-bootstrapsigner,-tokencleaner' \
+    --service-account-private-key-file "$PKI/sa.key" --root-ca-file "$PKI/ca.crt" \
+    --use-service-account-credentials=false \
+    --horizontal-pod-autoscaler-sync-period 3s \
+    --horizontal-pod-autoscaler-downscale-stabilization 10s \
+    --concurrent-horizontal-pod-autoscaler-syncs 5
+wait_for kube-controller-manager 60 curl -skf "https://127.0.0.1:$KCM_PORT/healthz"
+
+log "starting prometheus on 127.0.0.1:$PROMETHEUS_PORT"
+PROMETHEUS_CONFIG="$DIR/prometheus/prometheus.yml"
+cat >"$PROMETHEUS_CONFIG" <<EOF
+# Scrape jobs are appended by tests and hack/ scripts; reload with
+#   curl -X POST \$PROMETHEUS_URL/-/reload
+global:
+  scrape_interval: 2s
+  scrape_timeout: 2s
+  evaluation_interval: 2s
+scrape_configs:
+- job_name: prometheus
+  static_configs:
+  - targets: ['127.0.0.1:$PROMETHEUS_PORT']
+# Tests add targets as JSON files here (no reload, no races on this file).
+- job_name: file-sd
+  file_sd_configs:
+  - files: ['$DIR/prometheus/targets/*.json']
+    refresh_interval: 2s
+EOF
+start prometheus prometheus --config.file "$PROMETHEUS_CONFIG" \
+    --storage.tsdb.path "$DIR/prometheus/data" \
+    --web.listen-address "127.0.0.1:$PROMETHEUS_PORT" \
+    --web.enable-lifecycle --web.enable-admin-api
+PROMETHEUS_URL="http://127.0.0.1:$PROMETHEUS_PORT"
+wait_for prometheus 30 curl -sf "$PROMETHEUS_URL/-/ready"
+
+# The default namespace needs its ServiceAccount before pods can be created; the controller
+# manager makes it, so wait here rather than in every test.
+wait_for kube-controller-manager 60 kubectl get serviceaccount default -n default
+
+cat >"$DIR/env" <<EOF
+KUBECONFIG=$DIR/kubeconfig/admin.kubeconfig
+APISERVER_URL=$APISERVER_URL
+CLUSTER_CA=$PKI/ca.crt
+ETCD_URL=http://127.0.0.1:$ETCD_PORT
+PROMETHEUS_URL=$PROMETHEUS_URL
+PROMETHEUS_CONFIG=$PROMETHEUS_CONFIG
+PROMETHEUS_DATA=$DIR/prometheus/data
+PROMETHEUS_TARGETS=$DIR/prometheus/targets
+FRONT_PROXY_CA=$PKI/front-proxy-ca.crt
+FRONT_PROXY_ALLOWED_NAMES=front-proxy-client
+AGGREGATED_SERVING_CA=$PKI/aggregated-ca.crt
+AGGREGATED_SERVING_CA_KEY=$PKI/aggregated-ca.key
+AGGREGATED_SERVING_CERT=$PKI/aggregated-serving.crt
+AGGREGATED_SERVING_KEY=$PKI/aggregated-serving.key
+FERROCRANE_BIN=$FERROCRANE_BIN
+LOGS=$DIR/logs
+EOF
+
+cat <<EOF
+ferrocrane local cluster is up (state in $DIR):
+  kube-apiserver   $APISERVER_URL
+  prometheus       $PROMETHEUS_URL
+  logs             $DIR/logs/
+
+Use it:
+  set -a; source $DIR/env; set +a
+  kubectl get --raw /readyz
+  curl -s "\$PROMETHEUS_URL/api/v1/query?query=up"
+
+Stop it:
+  hack/local-down.sh $DIR
+EOF

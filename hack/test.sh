@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs every test: setup, formatting, lints, unit tests and the end-to-end tests against
+# a real local control plane and Prometheus that this script starts and stops.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$FERROCRANE_ROOT"
+
+"$FERROCRANE_ROOT/hack/setup.sh" >&2
+
+log "cargo fmt --check"
+cargo fmt --all --check
+
+log "cargo clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+log "building tests"
+cargo test --workspace --locked --no-run
+
+# One cluster for the whole run; every e2e test takes a namespace of its own in it.
+CLUSTER_DIR="$(mktemp -d "${TMPDIR:-/tmp}/ferrocrane-test.XXXXXX")"
+cleanup() {
+    "$FERROCRANE_ROOT/hack/local-down.sh" "$CLUSTER_DIR" || true
+    if [[ ${KEEP_CLUSTER_LOGS:-} == "" ]]; then rm -rf "$CLUSTER_DIR"; else log "cluster logs kept in $CLUSTER_DIR/logs"; fi
+}
+trap cleanup EXIT
+log "starting the local control plane in $CLUSTER_DIR"
+"$FERROCRANE_ROOT/hack/local-up.sh" "$CLUSTER_DIR" >&2
+
+log "cargo test"
+FERROCRANE_E2E_ENV="$CLUSTER_DIR/env" cargo test --workspace --locked

@@ -1,0 +1,131 @@
+//! Finding or starting the local control plane the tests run against.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use anyhow::{Context, Result, anyhow};
+
+use crate::namespace::TestNamespace;
+use crate::process::{random_suffix, repo_root, run};
+use crate::prometheus::PrometheusHandle;
+
+/// The `KEY=value` lines `hack/local-up.sh` writes to `DIR/env`.
+#[derive(Debug, Clone)]
+pub struct ClusterEnv {
+    pub dir: PathBuf,
+    pub vars: BTreeMap<String, String>,
+}
+
+impl ClusterEnv {
+    pub fn read(env_file: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(env_file)
+            .with_context(|| format!("reading cluster env file {}", env_file.display()))?;
+        let vars = text
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+            .collect();
+        let dir = env_file.parent().map(PathBuf::from).unwrap_or_default();
+        Ok(Self { dir, vars })
+    }
+
+    /// A variable local-up.sh promises to write; a missing one means a stale or foreign env file.
+    pub fn var(&self, key: &str) -> Result<&str> {
+        self.vars
+            .get(key)
+            .map(String::as_str)
+            .ok_or_else(|| anyhow!("{key} missing from {}/env: rerun hack/local-up.sh", self.dir.display()))
+    }
+
+    pub fn path(&self, key: &str) -> Result<PathBuf> {
+        self.var(key).map(PathBuf::from)
+    }
+}
+
+/// A running local cluster. One per test process, shared by every test in it.
+#[derive(Debug)]
+pub struct Cluster {
+    pub env: ClusterEnv,
+}
+
+static CLUSTER: OnceLock<Result<Cluster, String>> = OnceLock::new();
+
+impl Cluster {
+    /// The cluster named by `FERROCRANE_E2E_ENV`, or one started for this test process.
+    ///
+    /// Starting blocks for the 10-20 s local-up.sh takes; every other test in the process
+    /// waits for the same start rather than racing a second one.
+    pub fn get() -> Result<&'static Cluster> {
+        CLUSTER
+            .get_or_init(|| Self::find_or_start().map_err(|e| format!("{e:#}")))
+            .as_ref()
+            .map_err(|e| anyhow!("local cluster unavailable: {e}"))
+    }
+
+    fn find_or_start() -> Result<Cluster> {
+        if let Ok(env_file) = std::env::var("FERROCRANE_E2E_ENV") {
+            return Ok(Cluster { env: ClusterEnv::read(Path::new(&env_file))? });
+        }
+        let dir = std::env::temp_dir().join(format!("ferrocrane-e2e-{}-{}", std::process::id(), random_suffix()));
+        std::fs::create_dir_all(&dir)?;
+        let root = repo_root();
+        run(Command::new(root.join("hack/local-up.sh")).arg(&dir)).context(
+            "hack/local-up.sh failed; run hack/setup.sh to install kube-apiserver, etcd, kube-controller-manager and prometheus",
+        )?;
+        spawn_reaper(&root, &dir)?;
+        Ok(Cluster { env: ClusterEnv::read(&dir.join("env"))? })
+    }
+
+    pub fn kubeconfig(&self) -> Result<PathBuf> {
+        self.env.path("KUBECONFIG")
+    }
+
+    /// A fresh client; clients are per test because each `#[tokio::test]` has its own runtime.
+    pub async fn client(&self) -> Result<kube::Client> {
+        let kubeconfig = kube::config::Kubeconfig::read_from(self.kubeconfig()?)?;
+        let config =
+            kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default()).await?;
+        Ok(kube::Client::try_from(config)?)
+    }
+
+    /// `kubectl` pointed at this cluster.
+    pub fn kubectl(&self) -> Result<Command> {
+        let mut cmd = Command::new("kubectl");
+        cmd.env("KUBECONFIG", self.kubeconfig()?);
+        Ok(cmd)
+    }
+
+    pub fn prometheus(&self) -> Result<PrometheusHandle> {
+        Ok(PrometheusHandle::new(
+            self.env.var("PROMETHEUS_URL")?,
+            self.env.path("PROMETHEUS_TARGETS")?,
+        ))
+    }
+
+    /// A namespace for one test, deleted when the returned guard drops.
+    pub async fn namespace(&self, prefix: &str) -> Result<TestNamespace> {
+        TestNamespace::create(self, prefix).await
+    }
+}
+
+/// Stops a cluster this process started once the process is gone, whatever way it ends:
+/// statics are never dropped, so teardown cannot live in a destructor.
+fn spawn_reaper(root: &Path, dir: &Path) -> Result<()> {
+    let script = format!(
+        "while kill -0 {pid} 2>/dev/null; do sleep 1; done; '{down}' '{dir}' >/dev/null 2>&1; rm -rf '{dir}'",
+        pid = std::process::id(),
+        down = root.join("hack/local-down.sh").display(),
+        dir = dir.display(),
+    );
+    Command::new("setsid")
+        .args(["bash", "-c", &script])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .context("spawning the cluster reaper")?;
+    Ok(())
+}

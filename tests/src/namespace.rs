@@ -1,0 +1,46 @@
+//! A namespace per test, so tests run in parallel without seeing each other's objects.
+
+use std::process::{Command, Stdio};
+
+use anyhow::Result;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{ObjectMeta, PostParams};
+
+use crate::cluster::Cluster;
+use crate::process::random_suffix;
+
+#[derive(Debug)]
+pub struct TestNamespace {
+    pub name: String,
+    kubeconfig: std::path::PathBuf,
+}
+
+impl TestNamespace {
+    pub(crate) async fn create(cluster: &Cluster, prefix: &str) -> Result<Self> {
+        let name = format!("{prefix}-{}", random_suffix());
+        let api: kube::Api<Namespace> = kube::Api::all(cluster.client().await?);
+        let ns = Namespace {
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                labels: Some([("ferrocrane.io/e2e".to_string(), "true".to_string())].into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        api.create(&PostParams::default(), &ns).await?;
+        Ok(Self { name, kubeconfig: cluster.kubeconfig()? })
+    }
+}
+
+impl Drop for TestNamespace {
+    /// Deletion is asynchronous in Kubernetes anyway; the test need not wait for it,
+    /// and a destructor cannot await, so hand it to kubectl without waiting.
+    fn drop(&mut self) {
+        let _ = Command::new("kubectl")
+            .env("KUBECONFIG", &self.kubeconfig)
+            .args(["delete", "namespace", &self.name, "--wait=false", "--ignore-not-found"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}

@@ -1,0 +1,49 @@
+//! Small process and filesystem helpers shared by the harness.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+/// The repository root, found from this crate's manifest directory.
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// A loopback port nothing listens on right now. The listener is dropped before the
+/// port is returned, so there is a small window for a race; tests tolerate a retry.
+pub fn free_port() -> Result<u16> {
+    let listener = TcpListener::bind("127.0.0.1:0").context("binding 127.0.0.1:0 to find a free port")?;
+    Ok(listener.local_addr()?.port())
+}
+
+/// A short random suffix so names made by concurrent tests (and reruns) never collide.
+pub fn random_suffix() -> String {
+    use std::collections::hash_map::RandomState;
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default(),
+    );
+    format!("{:08x}", h.finish() as u32)
+}
+
+/// Runs a command to completion and fails with its output when it exits non-zero.
+pub fn run(cmd: &mut std::process::Command) -> Result<String> {
+    let out = cmd.output().with_context(|| format!("spawning {cmd:?}"))?;
+    if !out.status.success() {
+        anyhow::bail!(
+            "{cmd:?} exited with {}:\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
