@@ -175,7 +175,10 @@ pub(crate) fn utf8_text(name: &str, bytes: Vec<u8>) -> Result<String, ConfigErro
         file: name.to_owned(),
         line: None,
         column: None,
-        message: format!("not valid UTF-8 (byte offset {})", e.utf8_error().valid_up_to()),
+        message: format!(
+            "not valid UTF-8 (byte offset {})",
+            e.utf8_error().valid_up_to()
+        ),
     })
 }
 
@@ -251,16 +254,20 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("c.yaml:2:"), "{e}");
-        let e = parse_yaml_str::<Cfg>("c.yaml", "rules: [\n").unwrap_err().to_string();
+        let e = parse_yaml_str::<Cfg>("c.yaml", "rules: [\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("c.yaml:"), "{e}");
-        let e = parse_yaml_str::<Cfg>("c.yaml", "{}\n").unwrap_err().to_string();
+        let e = parse_yaml_str::<Cfg>("c.yaml", "{}\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("rules"), "missing field named: {e}");
     }
 
     #[test]
     fn validation_failure_names_file_and_field() {
-        let e = parse_and_validate_str::<Cfg>("c.yaml", "rules:\n  - seriesQuery: ' '\n")
-            .unwrap_err();
+        let e =
+            parse_and_validate_str::<Cfg>("c.yaml", "rules:\n  - seriesQuery: ' '\n").unwrap_err();
         assert_eq!(
             e.to_string(),
             "c.yaml: invalid configuration: rules[0].seriesQuery: must not be empty"

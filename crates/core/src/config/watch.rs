@@ -54,7 +54,10 @@ impl std::fmt::Debug for WatchOptions {
             .field("debounce", &self.debounce)
             .field("poll_interval", &self.poll_interval)
             .field("use_fs_events", &self.use_fs_events)
-            .field("metrics_namespace", &self.metrics.as_ref().map(|(_, ns)| ns))
+            .field(
+                "metrics_namespace",
+                &self.metrics.as_ref().map(|(_, ns)| ns),
+            )
             .finish()
     }
 }
@@ -416,7 +419,9 @@ impl ReloadMetrics {
         // Both series exist from the start so rate() and absent() behave before the first reload.
         reloads.with_label_values(&["success"]);
         reloads.with_label_values(&["failure"]);
-        registry.register(Box::new(successful.clone())).map_err(err)?;
+        registry
+            .register(Box::new(successful.clone()))
+            .map_err(err)?;
         registry
             .register(Box::new(success_timestamp.clone()))
             .map_err(err)?;

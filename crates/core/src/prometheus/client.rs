@@ -8,6 +8,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, Url};
 use tokio::sync::Semaphore;
 
+use super::PrometheusError;
 use super::config::{BasicAuth, PrometheusConfig, Verb};
 use super::metrics::ClientMetrics;
 use super::range::{Chunk, merge_chunks, plan_chunks, point_count};
@@ -17,7 +18,6 @@ use super::response::{
 };
 use super::tls::{TlsSettings, client_config};
 use super::token::TokenFile;
-use super::PrometheusError;
 
 /// The three API endpoints the suite uses; also the `endpoint` metric label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,8 +145,9 @@ impl PrometheusClient {
         }
         let mut headers = HeaderMap::new();
         for (name, value) in &config.headers {
-            let n = HeaderName::from_bytes(name.as_bytes())
-                .map_err(|e| PrometheusError::Config(format!("invalid header name {name:?}: {e}")))?;
+            let n = HeaderName::from_bytes(name.as_bytes()).map_err(|e| {
+                PrometheusError::Config(format!("invalid header name {name:?}: {e}"))
+            })?;
             let mut v = HeaderValue::from_str(value).map_err(|e| {
                 PrometheusError::Config(format!("invalid value for header {name:?}: {e}"))
             })?;
@@ -326,9 +327,11 @@ impl PrometheusClient {
         let waited = Instant::now();
         // The semaphore is never closed, so acquire only fails if that invariant breaks; map it
         // to an error rather than panicking.
-        let _permit = inner.permits.acquire().await.map_err(|_| {
-            PrometheusError::Config("in-flight limiter closed".into())
-        })?;
+        let _permit = inner
+            .permits
+            .acquire()
+            .await
+            .map_err(|_| PrometheusError::Config("in-flight limiter closed".into()))?;
         let metrics = inner.metrics.as_ref();
         if let Some(m) = metrics {
             m.queue_wait.observe(waited.elapsed().as_secs_f64());
@@ -544,9 +547,17 @@ mod tests {
             "{e:?}"
         );
         assert_eq!(e.metric_code(), "422");
-        let e = interpret(Endpoint::Query, 502, b"<html>bad gateway</html>", decode_query)
-            .unwrap_err();
-        assert!(matches!(e, PrometheusError::Http { status: 502, .. }), "{e:?}");
+        let e = interpret(
+            Endpoint::Query,
+            502,
+            b"<html>bad gateway</html>",
+            decode_query,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(e, PrometheusError::Http { status: 502, .. }),
+            "{e:?}"
+        );
         assert!(e.is_transient());
         let e = interpret(Endpoint::Series, 200, b"{", decode_series).unwrap_err();
         assert!(matches!(e, PrometheusError::Decode { .. }), "{e:?}");

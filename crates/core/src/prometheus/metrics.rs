@@ -59,8 +59,12 @@ impl ClientMetrics {
         )
         .map_err(err)?;
         registry.register(Box::new(duration.clone())).map_err(err)?;
-        registry.register(Box::new(in_flight.clone())).map_err(err)?;
-        registry.register(Box::new(queue_wait.clone())).map_err(err)?;
+        registry
+            .register(Box::new(in_flight.clone()))
+            .map_err(err)?;
+        registry
+            .register(Box::new(queue_wait.clone()))
+            .map_err(err)?;
         Ok(ClientMetrics {
             duration,
             in_flight,

@@ -34,9 +34,7 @@ pub fn plan_chunks(
         return Err(format!("step must be positive, got {step_ms}ms"));
     }
     if end_ms < start_ms {
-        return Err(format!(
-            "end ({end_ms}ms) is before start ({start_ms}ms)"
-        ));
+        return Err(format!("end ({end_ms}ms) is before start ({start_ms}ms)"));
     }
     let max_points = i64::try_from(max_points.max(1)).unwrap_or(i64::MAX);
     // Span of one full chunk: max_points points cover (max_points - 1) steps.
@@ -139,10 +137,7 @@ mod tests {
             Ok(vec![c(0, 90), c(100, 190), c(200, 205)])
         );
         // The next grid point after 190 is 200 > 195: nothing more to ask for.
-        assert_eq!(
-            plan_chunks(0, 195, 10, 10),
-            Ok(vec![c(0, 90), c(100, 190)])
-        );
+        assert_eq!(plan_chunks(0, 195, 10, 10), Ok(vec![c(0, 90), c(100, 190)]));
     }
 
     #[test]

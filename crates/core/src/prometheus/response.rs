@@ -128,7 +128,12 @@ pub fn decode_error_body(body: &[u8]) -> Option<(String, String)> {
         error: Option<String>,
     }
     let e: ErrOnly = serde_json::from_slice(body).ok()?;
-    (e.status == "error").then(|| (e.error_type.unwrap_or_default(), e.error.unwrap_or_default()))
+    (e.status == "error").then(|| {
+        (
+            e.error_type.unwrap_or_default(),
+            e.error.unwrap_or_default(),
+        )
+    })
 }
 
 /// Decodes the body of `/api/v1/query` or `/api/v1/query_range`.

@@ -179,7 +179,10 @@ async fn query_get_and_post_with_auth_and_headers() {
     let client = PrometheusClient::new(cfg).expect("client");
     let s = only_vector(
         client
-            .query("up{job=\"a b\"}", Some(UNIX_EPOCH + Duration::from_millis(1500)))
+            .query(
+                "up{job=\"a b\"}",
+                Some(UNIX_EPOCH + Duration::from_millis(1500)),
+            )
             .await
             .expect("query"),
     );
@@ -328,7 +331,12 @@ async fn long_range_is_split_merged_and_bounded() {
     assert_eq!(b.samples.len(), 5, "b only exists before t=50s");
 
     let err = client
-        .query_range("x", UNIX_EPOCH + Duration::from_secs(10), UNIX_EPOCH, Duration::from_secs(1))
+        .query_range(
+            "x",
+            UNIX_EPOCH + Duration::from_secs(10),
+            UNIX_EPOCH,
+            Duration::from_secs(1),
+        )
         .await
         .unwrap_err();
     assert!(matches!(err, PrometheusError::InvalidRequest(_)), "{err:?}");

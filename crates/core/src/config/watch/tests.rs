@@ -122,7 +122,11 @@ async fn configmap_symlink_swap_is_picked_up() {
     assert!(s.last_reload_successful);
     assert_eq!((s.successes, s.failures), (1, 0));
     assert_eq!(
-        metric(&registry, "test_config_reloads_total", Some(("result", "success"))),
+        metric(
+            &registry,
+            "test_config_reloads_total",
+            Some(("result", "success"))
+        ),
         1.0
     );
     assert_eq!(
@@ -158,7 +162,11 @@ async fn bad_reload_keeps_last_good_and_good_reload_recovers() {
         0.0
     );
     assert_eq!(
-        metric(&registry, "test_config_reloads_total", Some(("result", "failure"))),
+        metric(
+            &registry,
+            "test_config_reloads_total",
+            Some(("result", "failure"))
+        ),
         1.0
     );
 
@@ -184,11 +192,19 @@ async fn bad_reload_keeps_last_good_and_good_reload_recovers() {
         1.0
     );
     assert_eq!(
-        metric(&registry, "test_config_reloads_total", Some(("result", "success"))),
+        metric(
+            &registry,
+            "test_config_reloads_total",
+            Some(("result", "success"))
+        ),
         1.0
     );
     assert_eq!(
-        metric(&registry, "test_config_reloads_total", Some(("result", "failure"))),
+        metric(
+            &registry,
+            "test_config_reloads_total",
+            Some(("result", "failure"))
+        ),
         2.0
     );
     assert!(
@@ -252,7 +268,10 @@ async fn invalid_initial_config_fails_start() {
     std::fs::write(&path, "name: x\nreplicas: 101\n").expect("write");
     let e = ConfigWatcher::<Cfg>::start(&path, WatchOptions::default()).unwrap_err();
     let msg = e.to_string();
-    assert!(msg.contains("c.yaml: invalid configuration: replicas"), "{msg}");
+    assert!(
+        msg.contains("c.yaml: invalid configuration: replicas"),
+        "{msg}"
+    );
     let e = ConfigWatcher::<Cfg>::start(dir.path().join("nope.yaml"), WatchOptions::default())
         .unwrap_err();
     assert!(e.to_string().contains("nope.yaml: cannot read"), "{e}");
