@@ -29,6 +29,8 @@ mod token;
 
 #[cfg(test)]
 mod server_tests;
+#[cfg(test)]
+mod tls_tests;
 
 pub use client::{Endpoint, PrometheusClient, endpoint_url, format_timestamp_ms, parse_base_url};
 pub use config::{BasicAuth, MetricsOptions, PrometheusConfig, Verb};
