@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use notify::event::{AccessKind, AccessMode, EventKind};
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 use prometheus::{Gauge, IntCounterVec, Opts, Registry};
 use serde::de::DeserializeOwned;
@@ -258,9 +259,11 @@ fn watch_directory(
         reason: e.to_string(),
     };
     let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-        // Errors from the backend (queue overflow) also warrant a re-check: events may be lost.
-        if let Err(e) = &res {
-            tracing::debug!(error = %e, "file watch error; re-checking config");
+        match &res {
+            Ok(event) if !is_change(&event.kind) => return,
+            Ok(_) => {}
+            // Backend errors (queue overflow) warrant a re-check: events may have been lost.
+            Err(e) => tracing::debug!(error = %e, "file watch error; re-checking config"),
         }
         let _ = trigger.send(Trigger::FsEvent);
     })
@@ -269,6 +272,16 @@ fn watch_directory(
         .watch(&dir, RecursiveMode::NonRecursive)
         .map_err(err)?;
     Ok(watcher)
+}
+
+/// Whether an event can mean the content changed. inotify also reports opens and reads, including
+/// our own read of the file, which would otherwise re-trigger a check after every check forever.
+fn is_change(kind: &EventKind) -> bool {
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) => false,
+        _ => true,
+    }
 }
 
 struct ReloadLoop<T> {

@@ -303,3 +303,26 @@ fn start_outside_runtime_is_an_error_not_a_panic() {
     let e = ConfigWatcher::<Cfg>::start(&path, WatchOptions::default()).unwrap_err();
     assert!(e.to_string().contains("Tokio runtime"), "{e}");
 }
+
+#[test]
+fn own_reads_are_not_changes() {
+    use notify::event::{AccessKind, AccessMode, CreateKind, ModifyKind, RenameMode};
+    assert!(!is_change(&EventKind::Access(AccessKind::Open(
+        AccessMode::Any
+    ))));
+    assert!(!is_change(&EventKind::Access(AccessKind::Close(
+        AccessMode::Read
+    ))));
+    assert!(!is_change(&EventKind::Access(AccessKind::Read)));
+    assert!(is_change(&EventKind::Access(AccessKind::Close(
+        AccessMode::Write
+    ))));
+    assert!(is_change(&EventKind::Create(CreateKind::Any)));
+    assert!(is_change(&EventKind::Modify(ModifyKind::Name(
+        RenameMode::Both
+    ))));
+    assert!(is_change(&EventKind::Remove(
+        notify::event::RemoveKind::Any
+    )));
+    assert!(is_change(&EventKind::Any));
+}
