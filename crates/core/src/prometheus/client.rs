@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, Url};
 use tokio::sync::Semaphore;
@@ -58,6 +58,7 @@ struct Inner {
     timeout: Duration,
     max_points: u64,
     max_get_url_len: usize,
+    max_response_bytes: Option<usize>,
     permits: Semaphore,
     metrics: Option<ClientMetrics>,
 }
@@ -187,6 +188,7 @@ impl PrometheusClient {
                 timeout: config.timeout,
                 max_points: config.max_points_per_query,
                 max_get_url_len: config.max_get_url_len,
+                max_response_bytes: config.max_response_bytes,
                 permits: Semaphore::new(config.max_in_flight),
                 metrics,
             }),
@@ -395,9 +397,28 @@ impl PrometheusClient {
             }
         };
         let exchange = async {
-            let resp = req.send().await.map_err(classify)?;
+            let mut resp = req.send().await.map_err(classify)?;
             let status = resp.status().as_u16();
-            let body = resp.bytes().await.map_err(classify)?;
+            let body = match inner.max_response_bytes {
+                None => resp.bytes().await.map_err(classify)?,
+                Some(limit) => {
+                    let too_large = PrometheusError::ResponseTooLarge {
+                        endpoint: name,
+                        limit,
+                    };
+                    if resp.content_length().is_some_and(|n| n > limit as u64) {
+                        return Err(too_large);
+                    }
+                    let mut buf = BytesMut::new();
+                    while let Some(chunk) = resp.chunk().await.map_err(classify)? {
+                        if buf.len() + chunk.len() > limit {
+                            return Err(too_large);
+                        }
+                        buf.extend_from_slice(&chunk);
+                    }
+                    buf.freeze()
+                }
+            };
             Ok::<(u16, Bytes), PrometheusError>((status, body))
         };
         let (status, body) = tokio::time::timeout(inner.timeout, exchange)

@@ -61,7 +61,7 @@ impl std::fmt::Debug for MetricsOptions {
 
 /// Everything needed to build a [`super::PrometheusClient`]. Start from [`PrometheusConfig::new`]
 /// and set the fields you need; the defaults suit an in-cluster Prometheus without auth.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct PrometheusConfig {
     /// Base URL; a path prefix (`http://host/prometheus/`) is kept and `api/v1/...` appended.
     pub url: String,
@@ -80,7 +80,8 @@ pub struct PrometheusConfig {
     pub headers: Vec<(String, String)>,
     /// Method for `query` / `query_range`.
     pub verb: Verb,
-    /// Whole-request timeout, connect to last body byte.
+    /// Whole-request timeout, connect to last body byte. Time spent waiting for an in-flight slot
+    /// is not included, so a busy client does not turn queueing into spurious timeouts.
     pub timeout: Duration,
     /// Cap on concurrent requests, so a burst (range chunks, relists) cannot overload Prometheus.
     pub max_in_flight: usize,
@@ -88,12 +89,41 @@ pub struct PrometheusConfig {
     pub max_points_per_query: u64,
     /// `series` requests whose GET URL would exceed this many bytes are sent as POST forms.
     pub max_get_url_len: usize,
+    /// Abort reading a response body larger than this. A careless `series` selector can return
+    /// gigabytes (prometheus-adapter #221); failing one request beats the process being OOM-killed.
+    /// `None` means unlimited.
+    pub max_response_bytes: Option<usize>,
     pub metrics: Option<MetricsOptions>,
+}
+
+impl std::fmt::Debug for PrometheusConfig {
+    /// Header values are often credentials (API keys, tenant tokens), so only names are shown.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let header_names: Vec<&str> = self.headers.iter().map(|(n, _)| n.as_str()).collect();
+        f.debug_struct("PrometheusConfig")
+            .field("url", &self.url)
+            .field("bearer_token_file", &self.bearer_token_file)
+            .field("basic_auth", &self.basic_auth)
+            .field("ca_file", &self.ca_file)
+            .field("client_cert_file", &self.client_cert_file)
+            .field("client_key_file", &self.client_key_file)
+            .field("insecure_skip_verify", &self.insecure_skip_verify)
+            .field("headers", &header_names)
+            .field("verb", &self.verb)
+            .field("timeout", &self.timeout)
+            .field("max_in_flight", &self.max_in_flight)
+            .field("max_points_per_query", &self.max_points_per_query)
+            .field("max_get_url_len", &self.max_get_url_len)
+            .field("max_response_bytes", &self.max_response_bytes)
+            .field("metrics", &self.metrics)
+            .finish()
+    }
 }
 
 impl PrometheusConfig {
     /// A config with defaults: GET, 60 s timeout, 10 in flight (Crane's query concurrency),
-    /// 11,000 points per range chunk, no auth, system roots.
+    /// 11,000 points per range chunk, POST for series URLs over 8 KiB, no body limit, no auth,
+    /// system roots.
     pub fn new(url: impl Into<String>) -> Self {
         PrometheusConfig {
             url: url.into(),
@@ -109,6 +139,7 @@ impl PrometheusConfig {
             max_in_flight: 10,
             max_points_per_query: DEFAULT_MAX_POINTS,
             max_get_url_len: 8 * 1024,
+            max_response_bytes: None,
             metrics: None,
         }
     }

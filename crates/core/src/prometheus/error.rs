@@ -61,6 +61,15 @@ pub enum PrometheusError {
         source: reqwest::Error,
     },
 
+    /// The body exceeded [`super::PrometheusConfig::max_response_bytes`].
+    #[error(
+        "Prometheus {endpoint} response exceeded {limit} bytes; narrow the query or raise the limit"
+    )]
+    ResponseTooLarge {
+        endpoint: &'static str,
+        limit: usize,
+    },
+
     /// A 2xx answer whose body is not the JSON the API documents.
     #[error("Prometheus {endpoint} returned an undecodable body: {reason}")]
     Decode {
@@ -85,6 +94,7 @@ impl PrometheusError {
                 status.to_string()
             }
             PrometheusError::Timeout { .. } => "timeout".into(),
+            PrometheusError::ResponseTooLarge { .. } => "too_large".into(),
             PrometheusError::Connect { .. } => "connect_error".into(),
             PrometheusError::Transport { .. } => "transport_error".into(),
             PrometheusError::Decode { .. } | PrometheusError::UnexpectedResultType { .. } => {

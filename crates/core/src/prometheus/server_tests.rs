@@ -365,3 +365,38 @@ async fn series_switches_to_post_for_long_urls() {
         Err(PrometheusError::InvalidRequest(_))
     ));
 }
+
+#[tokio::test]
+async fn oversized_response_is_refused() {
+    let (url, _) = serve().await;
+    let mut cfg = PrometheusConfig::new(&url);
+    cfg.max_response_bytes = Some(64);
+    let client = PrometheusClient::new(cfg).expect("client");
+    let err = client
+        .query("a_query_whose_echo_exceeds_64_bytes", None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, PrometheusError::ResponseTooLarge { limit: 64, .. }),
+        "{err:?}"
+    );
+    assert_eq!(err.metric_code(), "too_large");
+
+    let mut cfg = PrometheusConfig::new(&url);
+    cfg.max_response_bytes = Some(1 << 20);
+    let client = PrometheusClient::new(cfg).expect("client");
+    client.query("fits", None).await.expect("under the limit");
+}
+
+#[test]
+fn debug_output_hides_secrets() {
+    let mut cfg = PrometheusConfig::new("http://p");
+    cfg.headers = vec![("X-Api-Key".into(), "s3cr3t-header".into())];
+    cfg.basic_auth = Some(BasicAuth {
+        username: "u".into(),
+        password: "s3cr3t-password".into(),
+    });
+    let dbg = format!("{cfg:?}");
+    assert!(dbg.contains("X-Api-Key"), "{dbg}");
+    assert!(!dbg.contains("s3cr3t"), "{dbg}");
+}
