@@ -1,0 +1,606 @@
+//! The HTTP client proper: request building, auth, concurrency limit, timeouts, decoding.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use bytes::{Bytes, BytesMut};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::{Method, Url};
+use tokio::sync::Semaphore;
+
+use super::PrometheusError;
+use super::config::{BasicAuth, PrometheusConfig, Verb};
+use super::metrics::ClientMetrics;
+use super::range::{Chunk, merge_chunks, plan_chunks, point_count};
+use super::response::{
+    DecodeError, Decoded, Labels, QueryResult, RangeSeries, decode_error_body, decode_query,
+    decode_series,
+};
+use super::tls::{TlsSettings, client_config};
+use super::token::TokenFile;
+
+/// The three API endpoints the suite uses; also the `endpoint` metric label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    Query,
+    QueryRange,
+    Series,
+}
+
+impl Endpoint {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Endpoint::Query => "query",
+            Endpoint::QueryRange => "query_range",
+            Endpoint::Series => "series",
+        }
+    }
+}
+
+/// How much of a non-JSON error body is kept in [`PrometheusError::Http`]: enough to recognise a
+/// proxy's error page, not enough to flood logs.
+const ERROR_BODY_SNIPPET: usize = 512;
+
+/// An async client for the Prometheus HTTP API. Cheap to clone; clones share the connection
+/// pool, the in-flight limit and the metrics.
+#[derive(Clone)]
+pub struct PrometheusClient {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    http: reqwest::Client,
+    base: Url,
+    token: Option<TokenFile>,
+    basic_auth: Option<BasicAuth>,
+    headers: HeaderMap,
+    verb: Verb,
+    timeout: Duration,
+    max_points: u64,
+    max_get_url_len: usize,
+    max_response_bytes: Option<usize>,
+    permits: Semaphore,
+    metrics: Option<ClientMetrics>,
+}
+
+impl std::fmt::Debug for PrometheusClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PrometheusClient")
+            .field("base", &self.inner.base.as_str())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Parses and checks the base URL. A query string or fragment would be silently dropped or
+/// mangled when endpoint paths are appended, so they are rejected.
+pub fn parse_base_url(url: &str) -> Result<Url, PrometheusError> {
+    let parsed = Url::parse(url)
+        .map_err(|e| PrometheusError::Config(format!("invalid Prometheus URL {url:?}: {e}")))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(PrometheusError::Config(format!(
+            "Prometheus URL {url:?} must use http or https"
+        )));
+    }
+    if parsed.query().is_some() || parsed.fragment().is_some() {
+        return Err(PrometheusError::Config(format!(
+            "Prometheus URL {url:?} must not have a query string or fragment"
+        )));
+    }
+    if parsed.cannot_be_a_base() || parsed.host_str().is_none() {
+        return Err(PrometheusError::Config(format!(
+            "Prometheus URL {url:?} has no host"
+        )));
+    }
+    Ok(parsed)
+}
+
+/// `base` + `/api/v1/<endpoint>`, keeping any path prefix of `base` (Prometheus behind a reverse
+/// proxy at `/prometheus`, Thanos at `/api/prom`...). `Url::join` is not used because it drops the
+/// last path segment of a base without a trailing slash.
+pub fn endpoint_url(base: &Url, endpoint: Endpoint) -> Url {
+    let mut url = base.clone();
+    let path = format!(
+        "{}/api/v1/{}",
+        base.path().trim_end_matches('/'),
+        endpoint.as_str()
+    );
+    url.set_path(&path);
+    url
+}
+
+/// Prometheus accepts RFC 3339 or float Unix seconds; seconds with millisecond precision are
+/// unambiguous and cheap to produce.
+pub fn format_timestamp_ms(ms: i64) -> String {
+    if ms >= 0 {
+        format!("{}.{:03}", ms / 1000, ms % 1000)
+    } else {
+        format!("{}", ms as f64 / 1000.0)
+    }
+}
+
+fn system_time_ms(t: SystemTime, what: &str) -> Result<i64, PrometheusError> {
+    let d = t
+        .duration_since(UNIX_EPOCH)
+        .map_err(|_| PrometheusError::InvalidRequest(format!("{what} is before 1970")))?;
+    i64::try_from(d.as_millis())
+        .map_err(|_| PrometheusError::InvalidRequest(format!("{what} is too far in the future")))
+}
+
+impl PrometheusClient {
+    /// Builds a client. Reads the token, CA and client-cert files now so a misconfiguration fails
+    /// at startup with the file name, not on the first query.
+    pub fn new(config: PrometheusConfig) -> Result<Self, PrometheusError> {
+        let base = parse_base_url(&config.url)?;
+        if config.max_in_flight == 0 {
+            return Err(PrometheusError::Config(
+                "max in-flight requests must be at least 1".into(),
+            ));
+        }
+        if config.timeout.is_zero() {
+            return Err(PrometheusError::Config("timeout must be positive".into()));
+        }
+        if config.bearer_token_file.is_some() && config.basic_auth.is_some() {
+            return Err(PrometheusError::Config(
+                "bearer token file and basic auth are mutually exclusive".into(),
+            ));
+        }
+        let mut headers = HeaderMap::new();
+        for (name, value) in &config.headers {
+            let n = HeaderName::from_bytes(name.as_bytes()).map_err(|e| {
+                PrometheusError::Config(format!("invalid header name {name:?}: {e}"))
+            })?;
+            let mut v = HeaderValue::from_str(value).map_err(|e| {
+                PrometheusError::Config(format!("invalid value for header {name:?}: {e}"))
+            })?;
+            v.set_sensitive(true);
+            headers.append(n, v);
+        }
+        let tls = client_config(&TlsSettings {
+            ca_file: config.ca_file.as_deref(),
+            client_cert_file: config.client_cert_file.as_deref(),
+            client_key_file: config.client_key_file.as_deref(),
+            insecure_skip_verify: config.insecure_skip_verify,
+            want_native_roots: base.scheme() == "https",
+        })?;
+        let http = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls)
+            .connect_timeout(config.timeout)
+            .build()
+            .map_err(|e| PrometheusError::Config(format!("cannot build HTTP client: {e}")))?;
+        let token = config
+            .bearer_token_file
+            .as_deref()
+            .map(TokenFile::new)
+            .transpose()?;
+        let metrics = config
+            .metrics
+            .as_ref()
+            .map(|m| ClientMetrics::register(&m.registry, &m.namespace))
+            .transpose()?;
+        Ok(PrometheusClient {
+            inner: Arc::new(Inner {
+                http,
+                base,
+                token,
+                basic_auth: config.basic_auth,
+                headers,
+                verb: config.verb,
+                timeout: config.timeout,
+                max_points: config.max_points_per_query,
+                max_get_url_len: config.max_get_url_len,
+                max_response_bytes: config.max_response_bytes,
+                permits: Semaphore::new(config.max_in_flight),
+                metrics,
+            }),
+        })
+    }
+
+    /// A client with all defaults, for tests and simple setups.
+    pub fn from_url(url: impl Into<String>) -> Result<Self, PrometheusError> {
+        Self::new(PrometheusConfig::new(url))
+    }
+
+    /// The base URL requests are sent under.
+    pub fn base_url(&self) -> &Url {
+        &self.inner.base
+    }
+
+    /// Instant query at `time` (Prometheus' "now" when `None`).
+    pub async fn query(
+        &self,
+        promql: &str,
+        time: Option<SystemTime>,
+    ) -> Result<QueryResult, PrometheusError> {
+        let mut params = vec![("query", promql.to_owned())];
+        if let Some(t) = time {
+            params.push(("time", format_timestamp_ms(system_time_ms(t, "time")?)));
+        }
+        self.call(Endpoint::Query, self.inner.verb, params, decode_query)
+            .await
+    }
+
+    /// Range query over `[start, end]` every `step`, returned as one series per label set with
+    /// samples in time order. Ranges above the configured max points per series are split into
+    /// chunks that run in parallel (bounded by the in-flight limit) and are merged back.
+    pub async fn query_range(
+        &self,
+        promql: &str,
+        start: SystemTime,
+        end: SystemTime,
+        step: Duration,
+    ) -> Result<Vec<RangeSeries>, PrometheusError> {
+        let start_ms = system_time_ms(start, "start")?;
+        let end_ms = system_time_ms(end, "end")?;
+        let step_ms = i64::try_from(step.as_millis()).unwrap_or(i64::MAX);
+        if step_ms < 1 {
+            return Err(PrometheusError::InvalidRequest(
+                "step must be at least 1ms".into(),
+            ));
+        }
+        let chunks = plan_chunks(start_ms, end_ms, step_ms, self.inner.max_points)
+            .map_err(PrometheusError::InvalidRequest)?;
+        if chunks.len() > 1 {
+            tracing::debug!(
+                points = point_count(start_ms, end_ms, step_ms),
+                chunks = chunks.len(),
+                "splitting range query"
+            );
+        }
+        let results = futures::future::try_join_all(
+            chunks
+                .iter()
+                .map(|c| self.query_range_chunk(promql, *c, step_ms)),
+        )
+        .await?;
+        if results.len() == 1 {
+            return Ok(results.into_iter().next().unwrap_or_default());
+        }
+        Ok(merge_chunks(results))
+    }
+
+    async fn query_range_chunk(
+        &self,
+        promql: &str,
+        chunk: Chunk,
+        step_ms: i64,
+    ) -> Result<Vec<RangeSeries>, PrometheusError> {
+        let params = vec![
+            ("query", promql.to_owned()),
+            ("start", format_timestamp_ms(chunk.start_ms)),
+            ("end", format_timestamp_ms(chunk.end_ms)),
+            ("step", format_timestamp_ms(step_ms)),
+        ];
+        match self
+            .call(Endpoint::QueryRange, self.inner.verb, params, decode_query)
+            .await?
+        {
+            QueryResult::Matrix(m) => Ok(m),
+            other => Err(PrometheusError::UnexpectedResultType {
+                endpoint: Endpoint::QueryRange.as_str(),
+                got: other.result_type(),
+            }),
+        }
+    }
+
+    /// Label sets of the series matching any of `matchers` (each a series selector such as
+    /// `{__name__=~"http_.*",namespace!=""}`), optionally limited to `[start, end]`.
+    /// Sent as GET, or as a POST form when the URL would exceed the configured length: relists
+    /// of many rules produce selectors that proxies reject in a URL.
+    pub async fn series(
+        &self,
+        matchers: &[String],
+        start: Option<SystemTime>,
+        end: Option<SystemTime>,
+    ) -> Result<Vec<Labels>, PrometheusError> {
+        if matchers.is_empty() {
+            return Err(PrometheusError::InvalidRequest(
+                "series needs at least one matcher".into(),
+            ));
+        }
+        let mut params: Vec<(&str, String)> =
+            matchers.iter().map(|m| ("match[]", m.clone())).collect();
+        if let Some(s) = start {
+            params.push(("start", format_timestamp_ms(system_time_ms(s, "start")?)));
+        }
+        if let Some(e) = end {
+            params.push(("end", format_timestamp_ms(system_time_ms(e, "end")?)));
+        }
+        let get_len = get_url(&self.inner.base, Endpoint::Series, &params)
+            .as_str()
+            .len();
+        let verb = if get_len > self.inner.max_get_url_len {
+            Verb::Post
+        } else {
+            Verb::Get
+        };
+        self.call(Endpoint::Series, verb, params, decode_series)
+            .await
+    }
+
+    /// One HTTP request with permit, auth, timeout, metrics and decoding.
+    async fn call<T>(
+        &self,
+        endpoint: Endpoint,
+        verb: Verb,
+        params: Vec<(&str, String)>,
+        decode: fn(&[u8]) -> Result<Decoded<T>, DecodeError>,
+    ) -> Result<T, PrometheusError> {
+        let inner = &self.inner;
+        let waited = Instant::now();
+        // The semaphore is never closed, so acquire only fails if that invariant breaks; map it
+        // to an error rather than panicking.
+        let _permit = inner
+            .permits
+            .acquire()
+            .await
+            .map_err(|_| PrometheusError::Config("in-flight limiter closed".into()))?;
+        let metrics = inner.metrics.as_ref();
+        if let Some(m) = metrics {
+            m.queue_wait.observe(waited.elapsed().as_secs_f64());
+            m.in_flight.inc();
+        }
+        let started = Instant::now();
+        let result = self.send(endpoint, verb, params, decode).await;
+        if let Some(m) = metrics {
+            m.in_flight.dec();
+            let code = match &result {
+                Ok(_) => "200".to_owned(),
+                Err(e) => e.metric_code(),
+            };
+            m.duration
+                .with_label_values(&[endpoint.as_str(), code.as_str()])
+                .observe(started.elapsed().as_secs_f64());
+        }
+        result
+    }
+
+    async fn send<T>(
+        &self,
+        endpoint: Endpoint,
+        verb: Verb,
+        params: Vec<(&str, String)>,
+        decode: fn(&[u8]) -> Result<Decoded<T>, DecodeError>,
+    ) -> Result<T, PrometheusError> {
+        let inner = &self.inner;
+        let name = endpoint.as_str();
+        let mut req = match verb {
+            Verb::Get => inner
+                .http
+                .request(Method::GET, get_url(&inner.base, endpoint, &params)),
+            Verb::Post => inner
+                .http
+                .request(Method::POST, endpoint_url(&inner.base, endpoint))
+                .form(&params),
+        };
+        req = req.headers(inner.headers.clone());
+        if let Some(token) = &inner.token {
+            req = req.bearer_auth(token.token()?);
+        } else if let Some(basic) = &inner.basic_auth {
+            req = req.basic_auth(&basic.username, Some(&basic.password));
+        }
+        let classify = |e: reqwest::Error| {
+            if e.is_timeout() {
+                PrometheusError::Timeout {
+                    endpoint: name,
+                    timeout: inner.timeout,
+                }
+            } else if e.is_connect() {
+                PrometheusError::Connect {
+                    endpoint: name,
+                    source: e,
+                }
+            } else {
+                PrometheusError::Transport {
+                    endpoint: name,
+                    source: e,
+                }
+            }
+        };
+        let exchange = async {
+            let mut resp = req.send().await.map_err(classify)?;
+            let status = resp.status().as_u16();
+            let body = match inner.max_response_bytes {
+                None => resp.bytes().await.map_err(classify)?,
+                Some(limit) => {
+                    let too_large = PrometheusError::ResponseTooLarge {
+                        endpoint: name,
+                        limit,
+                    };
+                    if resp.content_length().is_some_and(|n| n > limit as u64) {
+                        return Err(too_large);
+                    }
+                    let mut buf = BytesMut::new();
+                    while let Some(chunk) = resp.chunk().await.map_err(classify)? {
+                        if buf.len() + chunk.len() > limit {
+                            return Err(too_large);
+                        }
+                        buf.extend_from_slice(&chunk);
+                    }
+                    buf.freeze()
+                }
+            };
+            Ok::<(u16, Bytes), PrometheusError>((status, body))
+        };
+        let (status, body) = tokio::time::timeout(inner.timeout, exchange)
+            .await
+            .map_err(|_| PrometheusError::Timeout {
+                endpoint: name,
+                timeout: inner.timeout,
+            })??;
+        interpret(endpoint, status, &body, decode)
+    }
+}
+
+/// Turns status + body into a value or the most specific error. Prometheus sends error JSON with
+/// 400/422/503; anything else non-2xx is most likely a proxy, and its body is kept as a snippet.
+fn interpret<T>(
+    endpoint: Endpoint,
+    status: u16,
+    body: &[u8],
+    decode: fn(&[u8]) -> Result<Decoded<T>, DecodeError>,
+) -> Result<T, PrometheusError> {
+    let name = endpoint.as_str();
+    if !(200..300).contains(&status) {
+        return Err(match decode_error_body(body) {
+            Some((error_type, error)) => PrometheusError::Api {
+                endpoint: name,
+                status,
+                error_type,
+                error,
+            },
+            None => PrometheusError::Http {
+                endpoint: name,
+                status,
+                body: snippet(body),
+            },
+        });
+    }
+    match decode(body) {
+        Ok(d) => {
+            for w in &d.warnings {
+                tracing::warn!(endpoint = name, warning = %w, "Prometheus returned a warning");
+            }
+            Ok(d.data)
+        }
+        Err(DecodeError::Api { error_type, error }) => Err(PrometheusError::Api {
+            endpoint: name,
+            status,
+            error_type,
+            error,
+        }),
+        Err(e) => Err(PrometheusError::Decode {
+            endpoint: name,
+            reason: e.to_string(),
+        }),
+    }
+}
+
+fn snippet(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let trimmed = text.trim();
+    match trimmed.char_indices().nth(ERROR_BODY_SNIPPET) {
+        Some((i, _)) => format!("{}...", &trimmed[..i]),
+        None => trimmed.to_owned(),
+    }
+}
+
+fn get_url(base: &Url, endpoint: Endpoint, params: &[(&str, String)]) -> Url {
+    let mut url = endpoint_url(base, endpoint);
+    {
+        let mut q = url.query_pairs_mut();
+        for (k, v) in params {
+            q.append_pair(k, v);
+        }
+    }
+    url
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(s: &str) -> Url {
+        parse_base_url(s).expect("valid")
+    }
+
+    #[test]
+    fn endpoint_urls_keep_path_prefix() {
+        for (base, want) in [
+            ("http://prom:9090", "http://prom:9090/api/v1/query"),
+            ("http://prom:9090/", "http://prom:9090/api/v1/query"),
+            ("https://h/prometheus", "https://h/prometheus/api/v1/query"),
+            ("https://h/a/b/", "https://h/a/b/api/v1/query"),
+        ] {
+            assert_eq!(endpoint_url(&url(base), Endpoint::Query).as_str(), want);
+        }
+    }
+
+    #[test]
+    fn bad_base_urls() {
+        for bad in [
+            "",
+            "prom:9090",
+            "ftp://prom",
+            "http://prom/?x=1",
+            "http://prom/#f",
+            "mailto:x@y",
+        ] {
+            assert!(parse_base_url(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn get_url_encodes_params() {
+        let u = get_url(
+            &url("http://p/x"),
+            Endpoint::Series,
+            &[
+                ("match[]", "up{job=~\"a|b\"}".into()),
+                ("match[]", "x".into()),
+            ],
+        );
+        assert_eq!(
+            u.as_str(),
+            "http://p/x/api/v1/series?match%5B%5D=up%7Bjob%3D%7E%22a%7Cb%22%7D&match%5B%5D=x"
+        );
+    }
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(format_timestamp_ms(0), "0.000");
+        assert_eq!(format_timestamp_ms(1_435_781_451_781), "1435781451.781");
+        assert_eq!(format_timestamp_ms(15_000), "15.000");
+        assert_eq!(format_timestamp_ms(-1500), "-1.5");
+        assert!(system_time_ms(UNIX_EPOCH - Duration::from_secs(1), "t").is_err());
+    }
+
+    #[test]
+    fn interpret_statuses() {
+        let e = interpret(
+            Endpoint::Query,
+            422,
+            br#"{"status":"error","errorType":"execution","error":"too many samples"}"#,
+            decode_query,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&e, PrometheusError::Api { status: 422, error_type, .. } if error_type == "execution"),
+            "{e:?}"
+        );
+        assert_eq!(e.metric_code(), "422");
+        let e = interpret(
+            Endpoint::Query,
+            502,
+            b"<html>bad gateway</html>",
+            decode_query,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(e, PrometheusError::Http { status: 502, .. }),
+            "{e:?}"
+        );
+        assert!(e.is_transient());
+        let e = interpret(Endpoint::Series, 200, b"{", decode_series).unwrap_err();
+        assert!(matches!(e, PrometheusError::Decode { .. }), "{e:?}");
+        let long = "x".repeat(5000);
+        let e = interpret(Endpoint::Query, 500, long.as_bytes(), decode_query).unwrap_err();
+        assert!(e.to_string().len() < 700, "{}", e.to_string().len());
+    }
+
+    #[test]
+    fn config_errors() {
+        let mut c = PrometheusConfig::new("http://127.0.0.1:1");
+        c.max_in_flight = 0;
+        assert!(PrometheusClient::new(c).is_err());
+        let mut c = PrometheusConfig::new("http://127.0.0.1:1");
+        c.headers = vec![("bad header".into(), "v".into())];
+        assert!(PrometheusClient::new(c).is_err());
+        let mut c = PrometheusConfig::new("http://127.0.0.1:1");
+        c.client_cert_file = Some("/nonexistent/cert.pem".into());
+        assert!(PrometheusClient::new(c).is_err());
+        let mut c = PrometheusConfig::new("http://127.0.0.1:1");
+        c.ca_file = Some("/nonexistent/ca.pem".into());
+        let e = PrometheusClient::new(c).unwrap_err().to_string();
+        assert!(e.contains("/nonexistent/ca.pem"), "{e}");
+    }
+}
