@@ -7,4 +7,5 @@ pub mod exposition;
 pub mod kube;
 pub mod prometheus;
 pub mod promql;
+pub mod quantity;
 pub mod server;

@@ -26,6 +26,8 @@ pub struct Args {
     pub kubeconfig: Option<std::path::PathBuf>,
 }
 
+pub mod families;
+
 pub fn run(_args: Args) -> anyhow::Result<()> {
     anyhow::bail!("ksm is not implemented yet: only --help and --version work in this build")
 }

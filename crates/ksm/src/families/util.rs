@@ -1,0 +1,86 @@
+//! Small conversions every resource module needs, written once.
+
+use std::collections::BTreeMap;
+
+use ferrocrane_core::exposition::{Metric, kube_btree_labels_to_prometheus};
+use ferrocrane_core::quantity::Quantity;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity as KubeQuantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+
+use super::{FamilyContext, KeyAllowlist};
+
+pub fn bool_f64(b: bool) -> f64 {
+    if b { 1.0 } else { 0.0 }
+}
+
+/// Seconds since the epoch, as kube-state-metrics reports times (`float64(t.Unix())`).
+pub fn unix_seconds(t: &Time) -> f64 {
+    t.0.as_second() as f64
+}
+
+/// `kube_*_created`: only when the object has a creation timestamp.
+pub fn created(meta: &ObjectMeta) -> Vec<Metric> {
+    meta.creation_timestamp.as_ref().map(|t| vec![super::bare(unix_seconds(t))]).unwrap_or_default()
+}
+
+/// `kube_*_deletion_timestamp`-style families: only while the object is being deleted.
+pub fn deletion_timestamp(meta: &ObjectMeta) -> Vec<Metric> {
+    meta.deletion_timestamp.as_ref().map(|t| vec![super::bare(unix_seconds(t))]).unwrap_or_default()
+}
+
+/// The `kube_*_labels` family: allowlisted labels as `label_*`. Upstream emits the
+/// sample only when at least one key is allowlisted for the resource.
+pub fn labels_family(meta: &ObjectMeta, ctx: &FamilyContext) -> Vec<Metric> {
+    allowlisted_family("label", meta.labels.as_ref(), &ctx.labels)
+}
+
+/// The `kube_*_annotations` family: allowlisted annotations as `annotation_*`.
+pub fn annotations_family(meta: &ObjectMeta, ctx: &FamilyContext) -> Vec<Metric> {
+    allowlisted_family("annotation", meta.annotations.as_ref(), &ctx.annotations)
+}
+
+fn allowlisted_family(
+    prefix: &str,
+    map: Option<&BTreeMap<String, String>>,
+    allow: &KeyAllowlist,
+) -> Vec<Metric> {
+    if *allow == KeyAllowlist::None {
+        return Vec::new();
+    }
+    let empty = BTreeMap::new();
+    let map = map.unwrap_or(&empty);
+    let selected: BTreeMap<&str, &str> =
+        map.iter().filter(|(k, _)| allow.allows(k)).map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let (keys, values) = kube_btree_labels_to_prometheus(prefix, &selected);
+    vec![Metric::new(keys.into_iter().map(Into::into).collect(), values, 1.0)]
+}
+
+/// A Kubernetes quantity in base units (cores, bytes) as a float; unparsable → None.
+pub fn quantity_f64(q: &KubeQuantity) -> Option<f64> {
+    Quantity::parse(&q.0).ok().map(|q| q.as_f64())
+}
+
+/// kube-state-metrics' resource conversion: CPU as `MilliValue()/1000`, everything
+/// else as `Value()` (rounded up).
+pub fn resource_value(resource: &str, q: &KubeQuantity) -> Option<f64> {
+    let parsed = Quantity::parse(&q.0).ok()?;
+    Some(if resource == "cpu" { parsed.milli_value() as f64 / 1000.0 } else { parsed.value() as f64 })
+}
+
+/// `(kind, name, is_controller)` of each owner reference, in order.
+pub fn owner_labels(meta: &ObjectMeta) -> Vec<(String, String, bool)> {
+    meta.owner_references
+        .iter()
+        .flatten()
+        .map(|o| (o.kind.clone(), o.name.clone(), o.controller.unwrap_or(false)))
+        .collect()
+}
+
+/// `kube_*_metadata_resource_version`: the resource version when it is a number.
+pub fn resource_version(meta: &ObjectMeta) -> Vec<Metric> {
+    meta.resource_version
+        .as_deref()
+        .and_then(|rv| rv.parse::<f64>().ok())
+        .map(|v| vec![super::bare(v)])
+        .unwrap_or_default()
+}
