@@ -426,18 +426,3 @@ proptest! {
         }
     }
 }
-
-#[test]
-#[ignore = "writes /tmp/ferrocrane-sample.prom for a manual promtool run"]
-fn dump_sample_document() {
-    std::fs::write(
-        "/tmp/ferrocrane-sample.prom",
-        sample_document(Format::Text004),
-    )
-    .unwrap();
-    std::fs::write(
-        "/tmp/ferrocrane-sample.om",
-        sample_document(Format::OpenMetrics),
-    )
-    .unwrap();
-}
