@@ -17,6 +17,7 @@ PIDS="$DIR/pids"
 # a long time the number may belong to someone else.
 ours() { # pid exe
     local cmd
+    [[ -r /proc/$1/cmdline ]] || return 1
     cmd="$(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null)" || return 1
     [[ $cmd == "$2"* ]]
 }
@@ -32,17 +33,16 @@ if [[ -n $check_only ]]; then
     exit
 fi
 
-# Stop in reverse start order: Prometheus and the controllers before the API server and etcd.
+# One at a time in reverse start order: Prometheus and the controllers before the API
+# server, the API server before etcd (an API server without etcd hangs in shutdown).
 for ((i = ${#alive[@]} - 1; i >= 0; i--)); do
     entry=${alive[$i]}
-    kill -TERM "${entry#*:}" 2>/dev/null || true
-done
-deadline=$((SECONDS + 20))
-for entry in "${alive[@]}"; do
     pid=${entry#*:}
-    while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.2; done
+    kill -TERM "$pid" 2>/dev/null || true
+    deadline=$((SECONDS + 15))
+    while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
     if kill -0 "$pid" 2>/dev/null; then
-        log "${entry%%:*} ($pid) ignored SIGTERM; killing it"
+        log "${entry%%:*} ($pid) ignored SIGTERM for 15s; killing it"
         kill -KILL "$pid" 2>/dev/null || true
     fi
 done

@@ -136,6 +136,8 @@ start etcd "$FERROCRANE_BIN/etcd" --name local --data-dir "$DIR/etcd" \
 wait_for etcd 30 curl -sf "http://127.0.0.1:$ETCD_PORT/health"
 
 log "starting kube-apiserver on $APISERVER_URL"
+# Nodes in tests are API objects without kubelets: the node lifecycle controller would
+# taint and evict them, so it is off; so is attach-detach, which needs a cloud or kubelet.
 # --endpoint-reconciler-type=none: Endpoints may not hold loopback addresses, so the
 # default reconciler would fail forever publishing 127.0.0.1 for the kubernetes Service.
 start kube-apiserver "$FERROCRANE_BIN/kube-apiserver" \
@@ -166,9 +168,9 @@ start kube-controller-manager "$FERROCRANE_BIN/kube-controller-manager" \
     --authorization-kubeconfig "$DIR/kubeconfig/controller-manager.kubeconfig" \
     --bind-address 127.0.0.1 --secure-port "$KCM_PORT" \
     --leader-elect=false \
-    --controllers '*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller,-persistentvolume-binder,-attachdetach,-persistentvolume-expander,-ephemeral-volume,-pvc-protection,-pv-protection,-bootstrapsigner,-tokencleaner' \
+    --controllers '*,-node-ipam-controller,-node-lifecycle-controller,-persistentvolume-attach-detach-controller' \
     --service-account-private-key-file "$PKI/sa.key" --root-ca-file "$PKI/ca.crt" \
-    --use-service-account-credentials=false \
+    --use-service-account-credentials=true \
     --horizontal-pod-autoscaler-sync-period 3s \
     --horizontal-pod-autoscaler-downscale-stabilization 10s \
     --concurrent-horizontal-pod-autoscaler-syncs 5

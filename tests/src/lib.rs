@@ -16,6 +16,6 @@ mod wait;
 pub use cluster::{Cluster, ClusterEnv};
 pub use history::HistoryPrometheus;
 pub use namespace::TestNamespace;
-pub use process::{free_port, repo_root};
+pub use process::{free_port, http_client, repo_root};
 pub use prometheus::{PrometheusHandle, Sample};
 pub use wait::wait_until;

@@ -47,3 +47,10 @@ pub fn run(cmd: &mut std::process::Command) -> Result<String> {
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
+
+/// A reqwest client for plain-HTTP test traffic. The workspace builds reqwest without a
+/// bundled crypto provider (`rustls-no-provider`), so the process default must be ring.
+pub fn http_client() -> Result<reqwest::Client> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    Ok(reqwest::Client::builder().timeout(std::time::Duration::from_secs(10)).build()?)
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
-use crate::process::random_suffix;
+use crate::process::{http_client, random_suffix};
 use crate::wait::wait_until;
 
 #[derive(Debug, Clone)]
@@ -60,10 +60,6 @@ impl PrometheusHandle {
         Self { url: url.trim_end_matches('/').to_string(), targets_dir }
     }
 
-    fn http() -> Result<reqwest::Client> {
-        Ok(reqwest::Client::builder().timeout(Duration::from_secs(10)).build()?)
-    }
-
     /// Makes Prometheus scrape `address` (host:port) under `job`. It goes through file-based
     /// service discovery, so concurrent tests never rewrite the shared config file.
     pub fn add_scrape_target(&self, job: &str, address: &str, metrics_path: &str) -> Result<ScrapeTarget> {
@@ -82,7 +78,7 @@ impl PrometheusHandle {
 
     /// Runs an instant query and returns the vector result.
     pub async fn query(&self, promql: &str) -> Result<Vec<Sample>> {
-        let resp = Self::http()?
+        let resp = http_client()?
             .get(format!("{}/api/v1/query", self.url))
             .query(&[("query", promql)])
             .send()
