@@ -7,6 +7,7 @@
 //! bytes; scrapes only copy them.
 
 pub mod configmap;
+pub mod deployment;
 pub mod util;
 
 use std::borrow::Cow;
