@@ -8,6 +8,7 @@
 
 pub mod configmap;
 pub mod deployment;
+pub mod replicaset;
 pub mod util;
 
 use std::borrow::Cow;
