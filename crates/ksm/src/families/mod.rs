@@ -9,6 +9,7 @@
 pub mod configmap;
 pub mod deployment;
 pub mod replicaset;
+pub mod statefulset;
 pub mod util;
 
 use std::borrow::Cow;
