@@ -7,6 +7,7 @@
 //! bytes; scrapes only copy them.
 
 pub mod configmap;
+pub mod daemonset;
 pub mod deployment;
 pub mod replicaset;
 pub mod statefulset;
