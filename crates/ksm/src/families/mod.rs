@@ -10,6 +10,7 @@ pub mod configmap;
 pub mod daemonset;
 pub mod deployment;
 pub mod replicaset;
+pub mod replicationcontroller;
 pub mod statefulset;
 pub mod util;
 
