@@ -7,7 +7,12 @@
 //! bytes; scrapes only copy them.
 
 pub mod configmap;
+pub mod daemonset;
+pub mod deployment;
 pub mod pod;
+pub mod replicaset;
+pub mod replicationcontroller;
+pub mod statefulset;
 pub mod util;
 
 use std::borrow::Cow;
