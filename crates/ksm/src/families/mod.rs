@@ -8,6 +8,7 @@
 
 pub mod configmap;
 pub mod secret;
+pub mod serviceaccount;
 pub mod util;
 
 use std::borrow::Cow;
