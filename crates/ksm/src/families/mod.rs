@@ -7,6 +7,7 @@
 //! bytes; scrapes only copy them.
 
 pub mod configmap;
+pub mod ingress;
 pub mod secret;
 pub mod serviceaccount;
 pub mod util;
