@@ -8,6 +8,8 @@
 
 pub mod configmap;
 pub mod ingress;
+pub mod ingressclass;
+pub mod networkpolicy;
 pub mod secret;
 pub mod serviceaccount;
 pub mod util;
