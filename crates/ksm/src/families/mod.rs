@@ -6,6 +6,7 @@
 //! The store calls [`ResourceFamilies::render`] once per object change and keeps the
 //! bytes; scrapes only copy them.
 
+pub mod certificatesigningrequest;
 pub mod configmap;
 pub mod ingress;
 pub mod ingressclass;
