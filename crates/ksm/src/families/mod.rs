@@ -7,10 +7,14 @@
 //! bytes; scrapes only copy them.
 
 pub mod certificatesigningrequest;
+pub mod clusterrole;
+pub mod clusterrolebinding;
 pub mod configmap;
 pub mod ingress;
 pub mod ingressclass;
 pub mod networkpolicy;
+pub mod role;
+pub mod rolebinding;
 pub mod secret;
 pub mod serviceaccount;
 pub mod util;
