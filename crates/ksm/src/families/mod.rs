@@ -12,12 +12,14 @@ pub mod clusterrolebinding;
 pub mod configmap;
 pub mod ingress;
 pub mod ingressclass;
+pub mod mutatingwebhookconfiguration;
 pub mod networkpolicy;
 pub mod role;
 pub mod rolebinding;
 pub mod secret;
 pub mod serviceaccount;
 pub mod util;
+pub mod validatingwebhookconfiguration;
 
 use std::borrow::Cow;
 
