@@ -12,6 +12,8 @@ pub mod clusterrolebinding;
 pub mod configmap;
 pub mod ingress;
 pub mod ingressclass;
+pub mod mutatingadmissionpolicy;
+pub mod mutatingadmissionpolicybinding;
 pub mod mutatingwebhookconfiguration;
 pub mod networkpolicy;
 pub mod role;
@@ -19,6 +21,8 @@ pub mod rolebinding;
 pub mod secret;
 pub mod serviceaccount;
 pub mod util;
+pub mod validatingadmissionpolicy;
+pub mod validatingadmissionpolicybinding;
 pub mod validatingwebhookconfiguration;
 
 use std::borrow::Cow;
