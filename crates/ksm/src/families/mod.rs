@@ -6,14 +6,30 @@
 //! The store calls [`ResourceFamilies::render`] once per object change and keeps the
 //! bytes; scrapes only copy them.
 
+pub mod certificatesigningrequest;
+pub mod clusterrole;
+pub mod clusterrolebinding;
 pub mod configmap;
 pub mod daemonset;
 pub mod deployment;
+pub mod ingress;
+pub mod ingressclass;
+pub mod mutatingadmissionpolicy;
+pub mod mutatingadmissionpolicybinding;
+pub mod mutatingwebhookconfiguration;
+pub mod networkpolicy;
 pub mod pod;
 pub mod replicaset;
 pub mod replicationcontroller;
+pub mod role;
+pub mod rolebinding;
+pub mod secret;
+pub mod serviceaccount;
 pub mod statefulset;
 pub mod util;
+pub mod validatingadmissionpolicy;
+pub mod validatingadmissionpolicybinding;
+pub mod validatingwebhookconfiguration;
 
 use std::borrow::Cow;
 
