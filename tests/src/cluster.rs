@@ -34,10 +34,12 @@ impl ClusterEnv {
 
     /// A variable local-up.sh promises to write; a missing one means a stale or foreign env file.
     pub fn var(&self, key: &str) -> Result<&str> {
-        self.vars
-            .get(key)
-            .map(String::as_str)
-            .ok_or_else(|| anyhow!("{key} missing from {}/env: rerun hack/local-up.sh", self.dir.display()))
+        self.vars.get(key).map(String::as_str).ok_or_else(|| {
+            anyhow!(
+                "{key} missing from {}/env: rerun hack/local-up.sh",
+                self.dir.display()
+            )
+        })
     }
 
     pub fn path(&self, key: &str) -> Result<PathBuf> {
@@ -67,16 +69,24 @@ impl Cluster {
 
     fn find_or_start() -> Result<Cluster> {
         if let Ok(env_file) = std::env::var("FERROCRANE_E2E_ENV") {
-            return Ok(Cluster { env: ClusterEnv::read(Path::new(&env_file))? });
+            return Ok(Cluster {
+                env: ClusterEnv::read(Path::new(&env_file))?,
+            });
         }
-        let dir = std::env::temp_dir().join(format!("ferrocrane-e2e-{}-{}", std::process::id(), random_suffix()));
+        let dir = std::env::temp_dir().join(format!(
+            "ferrocrane-e2e-{}-{}",
+            std::process::id(),
+            random_suffix()
+        ));
         std::fs::create_dir_all(&dir)?;
         let root = repo_root();
         run(Command::new(root.join("hack/local-up.sh")).arg(&dir)).context(
             "hack/local-up.sh failed; run hack/setup.sh to install kube-apiserver, etcd, kube-controller-manager and prometheus",
         )?;
         spawn_reaper(&root, &dir)?;
-        Ok(Cluster { env: ClusterEnv::read(&dir.join("env"))? })
+        Ok(Cluster {
+            env: ClusterEnv::read(&dir.join("env"))?,
+        })
     }
 
     pub fn kubeconfig(&self) -> Result<PathBuf> {
@@ -86,8 +96,11 @@ impl Cluster {
     /// A fresh client; clients are per test because each `#[tokio::test]` has its own runtime.
     pub async fn client(&self) -> Result<kube::Client> {
         let kubeconfig = kube::config::Kubeconfig::read_from(self.kubeconfig()?)?;
-        let config =
-            kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default()).await?;
+        let config = kube::Config::from_custom_kubeconfig(
+            kubeconfig,
+            &kube::config::KubeConfigOptions::default(),
+        )
+        .await?;
         Ok(kube::Client::try_from(config)?)
     }
 

@@ -33,7 +33,9 @@ impl HistoryPrometheus {
             .args(["tsdb", "create-blocks-from", "openmetrics"])
             .arg(&input)
             .arg(&data))
-        .context("promtool failed to backfill (install Debian's prometheus package: hack/setup.sh)")?;
+        .context(
+            "promtool failed to backfill (install Debian's prometheus package: hack/setup.sh)",
+        )?;
         let config = dir.join("prometheus.yml");
         std::fs::write(&config, "global:\n  scrape_interval: 1m\n")?;
         let port = free_port()?;
@@ -54,7 +56,15 @@ impl HistoryPrometheus {
         wait_until("history prometheus ready", Duration::from_secs(30), || {
             let http = http.clone();
             let url = format!("{url}/-/ready");
-            async move { Ok(http.get(url).send().await.ok().filter(|r| r.status().is_success()).map(|_| ())) }
+            async move {
+                Ok(http
+                    .get(url)
+                    .send()
+                    .await
+                    .ok()
+                    .filter(|r| r.status().is_success())
+                    .map(|_| ()))
+            }
         })
         .await?;
         Ok(this)

@@ -28,7 +28,10 @@ impl TestNamespace {
             ..Default::default()
         };
         api.create(&PostParams::default(), &ns).await?;
-        Ok(Self { name, kubeconfig: cluster.kubeconfig()? })
+        Ok(Self {
+            name,
+            kubeconfig: cluster.kubeconfig()?,
+        })
     }
 }
 
@@ -38,7 +41,13 @@ impl Drop for TestNamespace {
     fn drop(&mut self) {
         let _ = Command::new("kubectl")
             .env("KUBECONFIG", &self.kubeconfig)
-            .args(["delete", "namespace", &self.name, "--wait=false", "--ignore-not-found"])
+            .args([
+                "delete",
+                "namespace",
+                &self.name,
+                "--wait=false",
+                "--ignore-not-found",
+            ])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status();

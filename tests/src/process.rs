@@ -16,7 +16,8 @@ pub fn repo_root() -> PathBuf {
 /// A loopback port nothing listens on right now. The listener is dropped before the
 /// port is returned, so there is a small window for a race; tests tolerate a retry.
 pub fn free_port() -> Result<u16> {
-    let listener = TcpListener::bind("127.0.0.1:0").context("binding 127.0.0.1:0 to find a free port")?;
+    let listener =
+        TcpListener::bind("127.0.0.1:0").context("binding 127.0.0.1:0 to find a free port")?;
     Ok(listener.local_addr()?.port())
 }
 
@@ -52,5 +53,7 @@ pub fn run(cmd: &mut std::process::Command) -> Result<String> {
 /// bundled crypto provider (`rustls-no-provider`), so the process default must be ring.
 pub fn http_client() -> Result<reqwest::Client> {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    Ok(reqwest::Client::builder().timeout(std::time::Duration::from_secs(10)).build()?)
+    Ok(reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(10))
+        .build()?)
 }

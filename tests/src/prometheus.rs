@@ -57,18 +57,28 @@ struct VectorSample {
 
 impl PrometheusHandle {
     pub fn new(url: &str, targets_dir: PathBuf) -> Self {
-        Self { url: url.trim_end_matches('/').to_string(), targets_dir }
+        Self {
+            url: url.trim_end_matches('/').to_string(),
+            targets_dir,
+        }
     }
 
     /// Makes Prometheus scrape `address` (host:port) under `job`. It goes through file-based
     /// service discovery, so concurrent tests never rewrite the shared config file.
-    pub fn add_scrape_target(&self, job: &str, address: &str, metrics_path: &str) -> Result<ScrapeTarget> {
+    pub fn add_scrape_target(
+        &self,
+        job: &str,
+        address: &str,
+        metrics_path: &str,
+    ) -> Result<ScrapeTarget> {
         let group = serde_json::json!([{
             "targets": [address],
             "labels": { "job": job, "__metrics_path__": metrics_path },
         }]);
         std::fs::create_dir_all(&self.targets_dir)?;
-        let file = self.targets_dir.join(format!("{job}-{}.json", random_suffix()));
+        let file = self
+            .targets_dir
+            .join(format!("{job}-{}.json", random_suffix()));
         // Write then rename: Prometheus must never read a half-written file.
         let tmp = file.with_extension("tmp");
         std::fs::write(&tmp, serde_json::to_vec(&group)?)?;
@@ -84,19 +94,37 @@ impl PrometheusHandle {
             .send()
             .await
             .with_context(|| format!("querying {}", self.url))?;
-        let body: ApiResponse = resp.json().await.context("decoding the Prometheus response")?;
+        let body: ApiResponse = resp
+            .json()
+            .await
+            .context("decoding the Prometheus response")?;
         if body.status != "success" {
-            bail!("query {promql:?} failed: {}", body.error.unwrap_or_default());
+            bail!(
+                "query {promql:?} failed: {}",
+                body.error.unwrap_or_default()
+            );
         }
-        let Some(data) = body.data else { bail!("query {promql:?} returned no data") };
+        let Some(data) = body.data else {
+            bail!("query {promql:?} returned no data")
+        };
         if data.result_type != "vector" {
-            bail!("query {promql:?} returned a {}, not a vector", data.result_type);
+            bail!(
+                "query {promql:?} returned a {}, not a vector",
+                data.result_type
+            );
         }
         data.result
             .into_iter()
             .map(|s| {
-                let value = s.value.1.parse::<f64>().with_context(|| format!("sample value {:?}", s.value.1))?;
-                Ok(Sample { labels: s.metric, value })
+                let value = s
+                    .value
+                    .1
+                    .parse::<f64>()
+                    .with_context(|| format!("sample value {:?}", s.value.1))?;
+                Ok(Sample {
+                    labels: s.metric,
+                    value,
+                })
             })
             .collect()
     }

@@ -11,12 +11,14 @@ use axum::extract::{Extension, Path};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use ferrocrane_core::server::{
-    ClientAuth, FrontProxyConfig, PeerCertificates, TlsServerConfig, UserInfo, front_proxy_identity,
-    generate_self_signed, serve,
+    ClientAuth, FrontProxyConfig, PeerCertificates, TlsServerConfig, UserInfo,
+    front_proxy_identity, generate_self_signed, serve,
 };
 use ferrocrane_e2e::{Cluster, wait_until};
 use k8s_openapi::ByteString;
-use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::{APIService, APIServiceSpec, ServiceReference};
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::{
+    APIService, APIServiceSpec, ServiceReference,
+};
 use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
 
 #[derive(Clone, Default)]
@@ -32,14 +34,16 @@ async fn discovery(
     headers: HeaderMap,
 ) -> impl IntoResponse {
     let Some(Extension(peer)) = peer else {
-        return (StatusCode::UNAUTHORIZED, "client certificate required".to_string()).into_response();
+        return (
+            StatusCode::UNAUTHORIZED,
+            "client certificate required".to_string(),
+        )
+            .into_response();
     };
     match front_proxy_identity(Some(&peer), &headers, &proxy) {
         Ok(user) => {
-            if let Some(user) = user {
-                if let Ok(mut seen) = seen.0.lock() {
-                    seen.push(user);
-                }
+            if let (Some(user), Ok(mut seen)) = (user, seen.0.lock()) {
+                seen.push(user);
             }
             let body = serde_json::json!({
                 "kind": "APIResourceList",
@@ -57,7 +61,10 @@ async fn discovery(
 }
 
 fn pem_blocks(pem: &str) -> Vec<String> {
-    pem.split_inclusive("-----END CERTIFICATE-----\n").map(str::to_string).filter(|b| b.contains("BEGIN")).collect()
+    pem.split_inclusive("-----END CERTIFICATE-----\n")
+        .map(str::to_string)
+        .filter(|b| b.contains("BEGIN"))
+        .collect()
 }
 
 #[tokio::test]
@@ -73,8 +80,12 @@ async fn aggregated_api_is_proxied_with_a_verified_front_proxy_identity() -> Res
     let dir = std::env::temp_dir().join(format!("ferrocrane-agg-{}", ns.name));
     std::fs::create_dir_all(&dir)?;
     let dns = format!("{service}.{}.svc", ns.name);
-    let (chain, key) = generate_self_signed(&dns, &["127.0.0.1".parse()?], std::slice::from_ref(&dns))?;
-    let ca_bundle = pem_blocks(&chain).get(1).cloned().context("self-signed chain has no CA")?;
+    let (chain, key) =
+        generate_self_signed(&dns, &["127.0.0.1".parse()?], std::slice::from_ref(&dns))?;
+    let ca_bundle = pem_blocks(&chain)
+        .get(1)
+        .cloned()
+        .context("self-signed chain has no CA")?;
     std::fs::write(dir.join("tls.crt"), &chain)?;
     std::fs::write(dir.join("tls.key"), &key)?;
     let tls = TlsServerConfig {
@@ -115,11 +126,16 @@ async fn aggregated_api_is_proxied_with_a_verified_front_proxy_identity() -> Res
         "metadata": { "name": service },
         "spec": { "type": "ExternalName", "externalName": "localhost", "ports": [{ "port": port, "protocol": "TCP" }] }
     }))?;
-    Api::namespaced(client.clone(), &ns.name).create(&PostParams::default(), &svc).await?;
+    Api::namespaced(client.clone(), &ns.name)
+        .create(&PostParams::default(), &svc)
+        .await?;
     let apiservices: Api<APIService> = Api::all(client.clone());
     let name = format!("{version}.{group}");
     let apiservice = APIService {
-        metadata: ObjectMeta { name: Some(name.clone()), ..Default::default() },
+        metadata: ObjectMeta {
+            name: Some(name.clone()),
+            ..Default::default()
+        },
         spec: Some(APIServiceSpec {
             group: Some(group.clone()),
             version: Some(version.to_string()),
@@ -135,7 +151,9 @@ async fn aggregated_api_is_proxied_with_a_verified_front_proxy_identity() -> Res
         }),
         ..Default::default()
     };
-    apiservices.create(&PostParams::default(), &apiservice).await?;
+    apiservices
+        .create(&PostParams::default(), &apiservice)
+        .await?;
     let result = async {
         wait_until("APIService Available", Duration::from_secs(90), || async {
             let obj = apiservices.get(&name).await?;
@@ -163,10 +181,17 @@ async fn aggregated_api_is_proxied_with_a_verified_front_proxy_identity() -> Res
         assert_eq!(body["resources"][0]["kind"], "Widget");
 
         let users = seen.0.lock().map(|s| s.clone()).unwrap_or_default();
-        let admin = users.iter().find(|u| u.username == "ferrocrane-admin").with_context(|| {
-            format!("no request arrived with X-Remote-User ferrocrane-admin; saw {users:?}")
-        })?;
-        assert!(admin.groups.iter().any(|g| g == "system:masters"), "groups: {:?}", admin.groups);
+        let admin = users
+            .iter()
+            .find(|u| u.username == "ferrocrane-admin")
+            .with_context(|| {
+                format!("no request arrived with X-Remote-User ferrocrane-admin; saw {users:?}")
+            })?;
+        assert!(
+            admin.groups.iter().any(|g| g == "system:masters"),
+            "groups: {:?}",
+            admin.groups
+        );
         Ok::<_, anyhow::Error>(())
     }
     .await;
@@ -199,7 +224,12 @@ fn insecure_client_tls() -> Result<rustls::ClientConfig> {
             c: &rustls::pki_types::CertificateDer<'_>,
             d: &rustls::DigitallySignedStruct,
         ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-            rustls::crypto::verify_tls12_signature(m, c, d, &self.0.signature_verification_algorithms)
+            rustls::crypto::verify_tls12_signature(
+                m,
+                c,
+                d,
+                &self.0.signature_verification_algorithms,
+            )
         }
         fn verify_tls13_signature(
             &self,
@@ -207,7 +237,12 @@ fn insecure_client_tls() -> Result<rustls::ClientConfig> {
             c: &rustls::pki_types::CertificateDer<'_>,
             d: &rustls::DigitallySignedStruct,
         ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-            rustls::crypto::verify_tls13_signature(m, c, d, &self.0.signature_verification_algorithms)
+            rustls::crypto::verify_tls13_signature(
+                m,
+                c,
+                d,
+                &self.0.signature_verification_algorithms,
+            )
         }
         fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
             self.0.signature_verification_algorithms.supported_schemes()

@@ -5,7 +5,9 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use ferrocrane_core::exposition::{Format, MetricFamily, MetricType, render_families, sample_document};
+use ferrocrane_core::exposition::{
+    Format, MetricFamily, MetricType, render_families, sample_document,
+};
 use ferrocrane_e2e::Cluster;
 
 fn promtool_check(document: &[u8]) -> Result<std::process::Output> {
@@ -15,8 +17,14 @@ fn promtool_check(document: &[u8]) -> Result<std::process::Output> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .context("promtool not found: run hack/setup.sh (it installs Debian's prometheus package)")?;
-    child.stdin.take().context("promtool stdin")?.write_all(document)?;
+        .context(
+            "promtool not found: run hack/setup.sh (it installs Debian's prometheus package)",
+        )?;
+    child
+        .stdin
+        .take()
+        .context("promtool stdin")?
+        .write_all(document)?;
     Ok(child.wait_with_output()?)
 }
 
@@ -78,15 +86,22 @@ async fn prometheus_scrapes_escaped_labels_and_special_values() -> Result<()> {
     let _target = prometheus.add_scrape_target("exposition", &addr.to_string(), "/metrics")?;
 
     let query = format!("ferrocrane_e2e_exposition{{marker=\"{marker}\"}}");
-    let samples = ferrocrane_e2e::wait_until("both samples scraped", Duration::from_secs(60), || async {
-        let s = prometheus.query(&query).await?;
-        Ok((s.len() == 2).then_some(s))
-    })
-    .await?;
-    let tricky_sample = samples.iter().find(|s| s.labels["case"] == "tricky").context("tricky sample")?;
+    let samples =
+        ferrocrane_e2e::wait_until("both samples scraped", Duration::from_secs(60), || async {
+            let s = prometheus.query(&query).await?;
+            Ok((s.len() == 2).then_some(s))
+        })
+        .await?;
+    let tricky_sample = samples
+        .iter()
+        .find(|s| s.labels["case"] == "tricky")
+        .context("tricky sample")?;
     assert_eq!(tricky_sample.labels["text"], tricky);
     assert_eq!(tricky_sample.value, 1.501569018e9);
-    let inf = samples.iter().find(|s| s.labels["case"] == "inf").context("inf sample")?;
+    let inf = samples
+        .iter()
+        .find(|s| s.labels["case"] == "inf")
+        .context("inf sample")?;
     assert!(inf.value.is_infinite() && inf.value > 0.0);
     server.abort();
     Ok(())

@@ -6,7 +6,11 @@ use clap::Parser;
 
 /// Flags keep prometheus-adapter's names so users can swap the image and keep their manifests.
 #[derive(Debug, Parser)]
-#[command(name = "metrics-adapter", version, about = "prometheus-adapter-compatible aggregated API server")]
+#[command(
+    name = "metrics-adapter",
+    version,
+    about = "prometheus-adapter-compatible aggregated API server"
+)]
 pub struct Args {
     /// URL used to connect to Prometheus.
     #[arg(long = "prometheus-url", default_value = "https://localhost")]
@@ -20,5 +24,7 @@ pub struct Args {
 }
 
 pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("metrics-adapter is not implemented yet: only --help and --version work in this build")
+    anyhow::bail!(
+        "metrics-adapter is not implemented yet: only --help and --version work in this build"
+    )
 }

@@ -21,7 +21,10 @@ pub struct QuantityError {
 
 impl Quantity {
     pub fn parse(input: &str) -> Result<Self, QuantityError> {
-        let err = |reason| QuantityError { input: input.to_string(), reason };
+        let err = |reason| QuantityError {
+            input: input.to_string(),
+            reason,
+        };
         let s = input.trim();
         if s.is_empty() {
             return Err(err("empty"));
@@ -31,7 +34,9 @@ impl Quantity {
             b'+' => (false, &s[1..]),
             _ => (false, s),
         };
-        let number_end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        let number_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
         let (number, suffix) = rest.split_at(number_end);
         let (int_part, frac_part) = number.split_once('.').unwrap_or((number, ""));
         if int_part.is_empty() && frac_part.is_empty() {
@@ -47,7 +52,11 @@ impl Quantity {
         if digits.len() > 36 {
             return Err(err("too many digits"));
         }
-        let mut mantissa: i128 = if digits.is_empty() { 0 } else { digits.parse().map_err(|_| err("bad digits"))? };
+        let mut mantissa: i128 = if digits.is_empty() {
+            0
+        } else {
+            digits.parse().map_err(|_| err("bad digits"))?
+        };
         if negative {
             mantissa = -mantissa;
         }
@@ -79,12 +88,18 @@ impl Quantity {
             }
             _ => return Err(err("unknown suffix")),
         }
-        Ok(Quantity { mantissa, exp10, pow1024 })
+        Ok(Quantity {
+            mantissa,
+            exp10,
+            pow1024,
+        })
     }
 
     /// The value as a float, for gauges.
     pub fn as_f64(&self) -> f64 {
-        let base: f64 = format!("{}e{}", self.mantissa, self.exp10).parse().unwrap_or(f64::NAN);
+        let base: f64 = format!("{}e{}", self.mantissa, self.exp10)
+            .parse()
+            .unwrap_or(f64::NAN);
         base * 1024f64.powi(self.pow1024 as i32)
     }
 

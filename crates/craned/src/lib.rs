@@ -6,7 +6,11 @@ use clap::Parser;
 
 /// Flags keep Crane's names so users can swap the image and keep their manifests.
 #[derive(Debug, Parser)]
-#[command(name = "craned", version, about = "Crane-compatible recommendation manager")]
+#[command(
+    name = "craned",
+    version,
+    about = "Crane-compatible recommendation manager"
+)]
 pub struct Args {
     /// Prometheus address.
     #[arg(long = "prometheus-address", default_value = "")]

@@ -7,7 +7,11 @@ use clap::Parser;
 
 /// Flags keep kube-state-metrics' names so users can swap the image and keep their manifests.
 #[derive(Debug, Parser)]
-#[command(name = "ksm", version, about = "kube-state-metrics-compatible exporter")]
+#[command(
+    name = "ksm",
+    version,
+    about = "kube-state-metrics-compatible exporter"
+)]
 pub struct Args {
     /// Host to expose metrics on.
     #[arg(long, default_value = "::")]

@@ -10,7 +10,12 @@ pub fn families() -> ResourceFamilies<ConfigMap> {
     ResourceFamilies {
         resource: "configmaps",
         identity_keys: &["namespace", "configmap"],
-        identity: |c| vec![c.metadata.namespace.clone().unwrap_or_default(), c.metadata.name.clone().unwrap_or_default()],
+        identity: |c| {
+            vec![
+                c.metadata.namespace.clone().unwrap_or_default(),
+                c.metadata.name.clone().unwrap_or_default(),
+            ]
+        },
         families: vec![
             FamilySpec {
                 name: "kube_configmap_annotations",
@@ -94,12 +99,18 @@ kube_configmap_created{namespace="prod",configmap="settings"} 1.501590618e+09
 # TYPE kube_configmap_metadata_resource_version gauge
 kube_configmap_metadata_resource_version{namespace="prod",configmap="settings"} 123
 "#;
-        assert_eq!(families().render_document(&configmap(), &FamilyContext::default()), want);
+        assert_eq!(
+            families().render_document(&configmap(), &FamilyContext::default()),
+            want
+        );
     }
 
     #[test]
     fn golden_allowlisted_labels_and_annotations() {
-        let ctx = FamilyContext { labels: KeyAllowlist::All, annotations: KeyAllowlist::Keys(vec!["note".into()]) };
+        let ctx = FamilyContext {
+            labels: KeyAllowlist::All,
+            annotations: KeyAllowlist::Keys(vec!["note".into()]),
+        };
         let doc = families().render_document(&configmap(), &ctx);
         assert!(
             doc.contains(r#"kube_configmap_labels{namespace="prod",configmap="settings",label_app_kubernetes_io_name="web",label_team="core"} 1"#),

@@ -133,7 +133,8 @@ impl<T> ResourceFamilies<T> {
     }
 
     fn write_sample(&self, buf: &mut Vec<u8>, name: &str, identity: &[String], m: &Metric) {
-        let mut keys: Vec<Cow<'_, str>> = Vec::with_capacity(self.identity_keys.len() + m.label_keys.len());
+        let mut keys: Vec<Cow<'_, str>> =
+            Vec::with_capacity(self.identity_keys.len() + m.label_keys.len());
         keys.extend(self.identity_keys.iter().map(|k| Cow::Borrowed(*k)));
         keys.extend(m.label_keys.iter().cloned());
         let mut values: Vec<&str> = Vec::with_capacity(keys.len());
@@ -143,14 +144,19 @@ impl<T> ResourceFamilies<T> {
         // Families build keys and values together, so a mismatch is a bug in a family;
         // dropping the sample keeps a scrape valid instead of taking /metrics down.
         if write_metric_line(buf, &full_name, &keys, &values, m.value).is_err() {
-            tracing::error!(family = name, "label keys and values differ in length; sample dropped");
+            tracing::error!(
+                family = name,
+                "label keys and values differ in length; sample dropped"
+            );
         }
     }
 
     /// Header and samples of every non-opt-in family for one object, as a scrape of a
     /// store holding only this object would show: what golden tests compare against.
     pub fn render_document(&self, obj: &T, ctx: &FamilyContext) -> String {
-        let enabled: Vec<usize> = (0..self.families.len()).filter(|&i| !self.families[i].opt_in).collect();
+        let enabled: Vec<usize> = (0..self.families.len())
+            .filter(|&i| !self.families[i].opt_in)
+            .collect();
         self.render_document_with(obj, ctx, &enabled)
     }
 
@@ -171,7 +177,11 @@ impl<T> ResourceFamilies<T> {
 
 /// Shorthand for a sample with static label names.
 pub fn sample(keys: &[&'static str], values: Vec<String>, value: f64) -> Metric {
-    Metric::new(keys.iter().map(|k| Cow::Borrowed(*k)).collect(), values, value)
+    Metric::new(
+        keys.iter().map(|k| Cow::Borrowed(*k)).collect(),
+        values,
+        value,
+    )
 }
 
 /// A sample with no labels beyond the identity ones.

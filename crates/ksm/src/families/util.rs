@@ -20,12 +20,18 @@ pub fn unix_seconds(t: &Time) -> f64 {
 
 /// `kube_*_created`: only when the object has a creation timestamp.
 pub fn created(meta: &ObjectMeta) -> Vec<Metric> {
-    meta.creation_timestamp.as_ref().map(|t| vec![super::bare(unix_seconds(t))]).unwrap_or_default()
+    meta.creation_timestamp
+        .as_ref()
+        .map(|t| vec![super::bare(unix_seconds(t))])
+        .unwrap_or_default()
 }
 
 /// `kube_*_deletion_timestamp`-style families: only while the object is being deleted.
 pub fn deletion_timestamp(meta: &ObjectMeta) -> Vec<Metric> {
-    meta.deletion_timestamp.as_ref().map(|t| vec![super::bare(unix_seconds(t))]).unwrap_or_default()
+    meta.deletion_timestamp
+        .as_ref()
+        .map(|t| vec![super::bare(unix_seconds(t))])
+        .unwrap_or_default()
 }
 
 /// The `kube_*_labels` family: allowlisted labels as `label_*`. Upstream emits the
@@ -49,10 +55,17 @@ fn allowlisted_family(
     }
     let empty = BTreeMap::new();
     let map = map.unwrap_or(&empty);
-    let selected: BTreeMap<&str, &str> =
-        map.iter().filter(|(k, _)| allow.allows(k)).map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let selected: BTreeMap<&str, &str> = map
+        .iter()
+        .filter(|(k, _)| allow.allows(k))
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
     let (keys, values) = kube_btree_labels_to_prometheus(prefix, &selected);
-    vec![Metric::new(keys.into_iter().map(Into::into).collect(), values, 1.0)]
+    vec![Metric::new(
+        keys.into_iter().map(Into::into).collect(),
+        values,
+        1.0,
+    )]
 }
 
 /// A Kubernetes quantity in base units (cores, bytes) as a float; unparsable → None.
@@ -64,7 +77,11 @@ pub fn quantity_f64(q: &KubeQuantity) -> Option<f64> {
 /// else as `Value()` (rounded up).
 pub fn resource_value(resource: &str, q: &KubeQuantity) -> Option<f64> {
     let parsed = Quantity::parse(&q.0).ok()?;
-    Some(if resource == "cpu" { parsed.milli_value() as f64 / 1000.0 } else { parsed.value() as f64 })
+    Some(if resource == "cpu" {
+        parsed.milli_value() as f64 / 1000.0
+    } else {
+        parsed.value() as f64
+    })
 }
 
 /// `(kind, name, is_controller)` of each owner reference, in order.
@@ -72,7 +89,13 @@ pub fn owner_labels(meta: &ObjectMeta) -> Vec<(String, String, bool)> {
     meta.owner_references
         .iter()
         .flatten()
-        .map(|o| (o.kind.clone(), o.name.clone(), o.controller.unwrap_or(false)))
+        .map(|o| {
+            (
+                o.kind.clone(),
+                o.name.clone(),
+                o.controller.unwrap_or(false),
+            )
+        })
         .collect()
 }
 
