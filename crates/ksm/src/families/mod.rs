@@ -7,7 +7,9 @@
 //! bytes; scrapes only copy them.
 
 pub mod configmap;
+pub mod namespace;
 pub mod node;
+pub mod service;
 pub mod util;
 
 use std::borrow::Cow;
