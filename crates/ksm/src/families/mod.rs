@@ -7,6 +7,8 @@
 //! bytes; scrapes only copy them.
 
 pub mod configmap;
+pub mod endpoint;
+pub mod endpointslice;
 pub mod namespace;
 pub mod node;
 pub mod service;
