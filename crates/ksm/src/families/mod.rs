@@ -11,6 +11,7 @@ pub mod endpoint;
 pub mod endpointslice;
 pub mod namespace;
 pub mod node;
+pub mod persistentvolume;
 pub mod service;
 pub mod util;
 
