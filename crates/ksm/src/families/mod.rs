@@ -12,6 +12,7 @@ pub mod endpointslice;
 pub mod namespace;
 pub mod node;
 pub mod persistentvolume;
+pub mod persistentvolumeclaim;
 pub mod service;
 pub mod util;
 
