@@ -14,7 +14,9 @@ pub mod node;
 pub mod persistentvolume;
 pub mod persistentvolumeclaim;
 pub mod service;
+pub mod storageclass;
 pub mod util;
+pub mod volumeattachment;
 
 use std::borrow::Cow;
 
