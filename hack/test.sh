@@ -27,4 +27,4 @@ log "starting the local control plane in $CLUSTER_DIR"
 "$FERROCRANE_ROOT/hack/local-up.sh" "$CLUSTER_DIR" >&2
 
 log "cargo test"
-FERROCRANE_E2E_ENV="$CLUSTER_DIR/env" cargo test --workspace --locked
+FERROCRANE_E2E_ENV="$CLUSTER_DIR/env" cargo test --workspace --locked --no-fail-fast

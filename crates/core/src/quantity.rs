@@ -88,6 +88,11 @@ impl Quantity {
             }
             _ => return Err(err("unknown suffix")),
         }
+        // One representation per value, so equality is numeric equality within a suffix kind.
+        while mantissa != 0 && mantissa % 10 == 0 {
+            mantissa /= 10;
+            exp10 += 1;
+        }
         Ok(Quantity {
             mantissa,
             exp10,
@@ -142,15 +147,32 @@ impl Quantity {
     }
 }
 
+/// A plain decimal form that parses back to the same value (not apimachinery's canonical form).
 impl fmt::Display for Quantity {
-    /// A plain form that parses back to the same value (not apimachinery's canonical form).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let suffix = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"][self.pow1024.min(6) as usize];
-        if self.exp10 == 0 {
-            write!(f, "{}{suffix}", self.mantissa)
-        } else {
-            write!(f, "{}e{}{suffix}", self.mantissa, self.exp10)
+        let sign = if self.mantissa < 0 { "-" } else { "" };
+        let digits = self.mantissa.unsigned_abs().to_string();
+        if self.exp10 >= 0 {
+            // Small positive exponents as zeros; large ones keep the exponent, which
+            // parses only without a binary suffix (and only then can exp10 be large).
+            if self.exp10 <= 18 || !suffix.is_empty() {
+                return write!(
+                    f,
+                    "{sign}{digits}{}{suffix}",
+                    "0".repeat(self.exp10 as usize)
+                );
+            }
+            return write!(f, "{sign}{digits}e{}", self.exp10);
         }
+        let frac = self.exp10.unsigned_abs() as usize;
+        let padded = if digits.len() <= frac {
+            format!("{}{digits}", "0".repeat(frac - digits.len() + 1))
+        } else {
+            digits
+        };
+        let (int, fraction) = padded.split_at(padded.len() - frac);
+        write!(f, "{sign}{int}.{fraction}{suffix}")
     }
 }
 
@@ -215,7 +237,9 @@ mod tests {
 
     #[test]
     fn display_round_trips() {
-        for s in ["100m", "1.5Gi", "3", "2e3", "-7Ki"] {
+        for s in [
+            "100m", "1.5Gi", "3", "2e3", "-7Ki", "0.001", "-0.5Mi", "1e30",
+        ] {
             let parsed = q(s);
             assert_eq!(q(&parsed.to_string()), parsed, "{s}");
         }
