@@ -7,6 +7,7 @@
 //! bytes; scrapes only copy them.
 
 pub mod configmap;
+pub mod cronjob;
 pub mod job;
 pub mod util;
 
