@@ -8,6 +8,7 @@
 
 pub mod configmap;
 pub mod cronjob;
+pub mod horizontalpodautoscaler;
 pub mod job;
 pub mod util;
 
