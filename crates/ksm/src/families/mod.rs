@@ -10,6 +10,8 @@ pub mod configmap;
 pub mod cronjob;
 pub mod horizontalpodautoscaler;
 pub mod job;
+pub mod lease;
+pub mod poddisruptionbudget;
 pub mod util;
 
 use std::borrow::Cow;
