@@ -11,7 +11,9 @@ pub mod cronjob;
 pub mod horizontalpodautoscaler;
 pub mod job;
 pub mod lease;
+pub mod limitrange;
 pub mod poddisruptionbudget;
+pub mod resourcequota;
 pub mod util;
 
 use std::borrow::Cow;
