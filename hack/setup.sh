@@ -8,28 +8,42 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+apt_install() { # package...
+    command -v apt-get >/dev/null || die "missing $*; apt-get is not available to install it"
+    export DEBIAN_FRONTEND=noninteractive
+    [[ -n ${APT_UPDATED:-} ]] || { apt-get update -qq; APT_UPDATED=1; }
+    apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+# CronJob time zones are read from the system zoneinfo, as Go's time.LoadLocation does.
+install_tzdata() {
+    [[ -f /usr/share/zoneinfo/Asia/Shanghai ]] && return
+    log "installing Debian's tzdata"
+    apt_install tzdata
+}
+
 install_prometheus() {
     if command -v prometheus >/dev/null && command -v promtool >/dev/null; then
         return
     fi
     command -v apt-get >/dev/null || die "prometheus and promtool are missing and apt-get is not available: install Debian's 'prometheus' package"
     log "installing Debian's prometheus package (brings promtool)"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
     # policy-rc.d keeps the package from starting a system-wide Prometheus:
     # the tests start their own on a free port.
     local policy=/usr/sbin/policy-rc.d created_policy=""
     if [[ ! -e $policy ]]; then
         printf '#!/bin/sh\nexit 101\n' >"$policy"; chmod +x "$policy"; created_policy=1
     fi
-    apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+    apt_install prometheus
     [[ -n $created_policy ]] && rm -f "$policy"
     command -v promtool >/dev/null || die "Debian's prometheus package installed but promtool is not on PATH"
 }
 
-# The stamp records what the binaries were built from; when hack/tools changes they are rebuilt.
+# The stamp records what the binaries were built from (the pinned modules and the build
+# recipe below); when either changes they are rebuilt, and only then.
 tools_stamp() {
-    cat "$FERROCRANE_ROOT/hack/tools/go.mod" "$FERROCRANE_ROOT/hack/tools/go.sum" "$FERROCRANE_ROOT/hack/setup.sh" | sha256sum | cut -d' ' -f1
+    { cat "$FERROCRANE_ROOT/hack/tools/go.mod" "$FERROCRANE_ROOT/hack/tools/go.sum"; declare -f build_go_tools; echo "$KUBE_VERSION $HELM_VERSION"; } \
+        | sha256sum | cut -d' ' -f1
 }
 
 build_go_tools() {
@@ -72,6 +86,7 @@ ensure_rust_components() {
 }
 
 install_prometheus
+install_tzdata
 ensure_rust_components
 build_go_tools
 

@@ -31,6 +31,12 @@ pub struct Args {
 }
 
 pub mod families;
+pub mod http;
+pub mod registry;
+pub mod runtime;
+pub mod store;
+pub mod telemetry;
+pub mod watch;
 
 pub fn run(_args: Args) -> anyhow::Result<()> {
     anyhow::bail!("ksm is not implemented yet: only --help and --version work in this build")
