@@ -9,6 +9,7 @@
 mod cluster;
 mod history;
 mod namespace;
+mod pods;
 mod process;
 mod prometheus;
 mod wait;
@@ -16,6 +17,7 @@ mod wait;
 pub use cluster::{Cluster, ClusterEnv};
 pub use history::HistoryPrometheus;
 pub use namespace::TestNamespace;
+pub use pods::{patch_pod_status, running_status};
 pub use process::{free_port, http_client, repo_root};
 pub use prometheus::{PrometheusHandle, Sample};
 pub use wait::wait_until;

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use anyhow::Result;
-use ferrocrane_e2e::{Cluster, wait_until};
+use ferrocrane_e2e::{Cluster, patch_pod_status, running_status, wait_until};
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{ListParams, PostParams};
@@ -82,6 +82,33 @@ async fn deployment_gets_replicaset_and_pods_from_the_controller_manager() -> Re
             .iter()
             .all(|p| p.spec.as_ref().map(|s| s.containers[0].name.as_str()) == Some("main"))
     );
+
+    // No kubelet runs them; the harness writes the status one would, and the API keeps it.
+    let first = owned[0].metadata.name.clone().unwrap_or_default();
+    let patched = patch_pod_status(
+        &pods,
+        &first,
+        running_status(&["main"], "2026-01-02T03:04:05Z"),
+    )
+    .await?;
+    let status = patched.status.unwrap_or_default();
+    assert_eq!(status.phase.as_deref(), Some("Running"));
+    let restarts: Vec<i32> = status
+        .container_statuses
+        .iter()
+        .flatten()
+        .map(|c| c.restart_count)
+        .collect();
+    assert_eq!(restarts, [0]);
+    wait_until(
+        "the ReplicaSet to count the Running pod as ready",
+        Duration::from_secs(60),
+        || async {
+            let rs = replicasets.get(&rs_name).await?;
+            Ok((rs.status.and_then(|s| s.ready_replicas) == Some(1)).then_some(()))
+        },
+    )
+    .await?;
     Ok(())
 }
 

@@ -21,6 +21,8 @@ pub struct Args {
     /// The port on which to serve HTTPS with authentication and authorization.
     #[arg(long = "secure-port", default_value_t = 443)]
     pub secure_port: u16,
+    #[command(flatten)]
+    pub log: ferrocrane_core::server::LogArgs,
 }
 
 pub fn run(_args: Args) -> anyhow::Result<()> {

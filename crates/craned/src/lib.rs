@@ -21,6 +21,8 @@ pub struct Args {
     /// The address the probe endpoint binds to.
     #[arg(long = "health-probe-bind-address", default_value = ":8081")]
     pub health_probe_bind_address: String,
+    #[command(flatten)]
+    pub log: ferrocrane_core::server::LogArgs,
 }
 
 pub fn run(_args: Args) -> anyhow::Result<()> {
