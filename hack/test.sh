@@ -13,7 +13,8 @@ cargo fmt --all --check
 log "cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
-log "building tests"
+log "building binaries and tests"
+cargo build --workspace --bins --locked
 cargo test --workspace --locked --no-run
 
 # One cluster for the whole run; every e2e test takes a namespace of its own in it.

@@ -12,6 +12,7 @@ mod namespace;
 mod pods;
 mod process;
 mod prometheus;
+mod service;
 mod wait;
 
 pub use cluster::{Cluster, ClusterEnv};
@@ -20,4 +21,5 @@ pub use namespace::TestNamespace;
 pub use pods::{patch_pod_status, running_status};
 pub use process::{free_port, http_client, repo_root};
 pub use prometheus::{PrometheusHandle, Sample};
+pub use service::{ServiceProcess, binary, two_ports};
 pub use wait::wait_until;

@@ -1,0 +1,120 @@
+//! Running a ferrocrane binary (ksm, metrics-adapter, craned) as its own process, the way
+//! it runs in a cluster: flags in, HTTP out, SIGTERM to stop.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use crate::process::{free_port, http_client, random_suffix};
+use crate::wait::wait_until;
+
+/// Where `cargo build` put the workspace binaries: beside the test executable's `deps/`.
+pub fn binary(name: &str) -> Result<PathBuf> {
+    let dir = match std::env::var_os("FERROCRANE_BIN_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => {
+            let exe = std::env::current_exe()?;
+            exe.parent()
+                .and_then(|deps| deps.parent())
+                .map(PathBuf::from)
+                .context("test executable has no parent dir")?
+        }
+    };
+    let path = dir.join(name);
+    if !path.is_file() {
+        bail!(
+            "{} not built: run `cargo build --workspace --bins` first (hack/test.sh does)",
+            path.display()
+        );
+    }
+    Ok(path)
+}
+
+/// A running service; killed (SIGTERM, then SIGKILL) when dropped.
+#[derive(Debug)]
+pub struct ServiceProcess {
+    pub name: String,
+    child: Child,
+    pub log: PathBuf,
+}
+
+impl ServiceProcess {
+    pub fn start(binary_name: &str, args: &[String]) -> Result<Self> {
+        let bin = binary(binary_name)?;
+        let log =
+            std::env::temp_dir().join(format!("ferrocrane-{binary_name}-{}.log", random_suffix()));
+        let child = Command::new(&bin)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&log)?)
+            .stderr(std::fs::File::create(&log)?)
+            .spawn()
+            .with_context(|| format!("starting {}", bin.display()))?;
+        Ok(Self {
+            name: binary_name.to_string(),
+            child,
+            log,
+        })
+    }
+
+    pub fn logs(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Fails with the service's log when it exited (a crash should not look like a timeout).
+    pub fn ensure_running(&mut self) -> Result<()> {
+        if let Some(status) = self.child.try_wait()? {
+            bail!("{} exited with {status}:\n{}", self.name, self.logs());
+        }
+        Ok(())
+    }
+
+    /// Waits until `url` answers 200.
+    pub async fn wait_ready(&mut self, url: &str, timeout: Duration) -> Result<()> {
+        let http = http_client()?;
+        let result = wait_until(&format!("{} ready at {url}", self.name), timeout, || {
+            let http = http.clone();
+            let alive = self.ensure_running();
+            async move {
+                alive?;
+                Ok(http
+                    .get(url)
+                    .send()
+                    .await
+                    .ok()
+                    .filter(|r| r.status().is_success())
+                    .map(|_| ()))
+            }
+        })
+        .await;
+        result.with_context(|| format!("log of {}:\n{}", self.name, self.logs()))
+    }
+}
+
+impl Drop for ServiceProcess {
+    fn drop(&mut self) {
+        let pid = self.child.id().to_string();
+        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        for _ in 0..50 {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                let _ = std::fs::remove_file(&self.log);
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Two free loopback ports, for a service's main and telemetry/health listeners.
+pub fn two_ports() -> Result<(u16, u16)> {
+    let a = free_port()?;
+    let mut b = free_port()?;
+    while b == a {
+        b = free_port()?;
+    }
+    Ok((a, b))
+}
