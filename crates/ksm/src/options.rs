@@ -360,7 +360,7 @@ pub enum OptionsError {
     Config(#[from] ConfigError),
 }
 
-/// Where the namespaced watches look.
+/// Whether a resolved namespace list means all namespaces (it is empty).
 pub fn is_all_namespaces(namespaces: &[String]) -> bool {
     namespaces.is_empty()
 }
