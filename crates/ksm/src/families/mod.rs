@@ -66,7 +66,9 @@ pub enum KeyAllowlist {
     None,
     /// `resource=[*]`: every key.
     All,
-    /// `resource=[a,b]`: exactly these keys.
+    /// `resource=[a,b]`: these keys. An entry with one `*` inside is a glob
+    /// (`app.kubernetes.io/*`); a lone `*` here (not first) and entries with more than one
+    /// `*` match nothing, as in kube-state-metrics v2.20.
     Keys(Vec<String>),
 }
 
@@ -75,7 +77,21 @@ impl KeyAllowlist {
         match self {
             KeyAllowlist::None => false,
             KeyAllowlist::All => true,
-            KeyAllowlist::Keys(keys) => keys.iter().any(|k| k == key),
+            KeyAllowlist::Keys(keys) => keys.iter().any(|k| key_matches(k, key)),
+        }
+    }
+}
+
+/// One allowlist entry against a key: exact, or `prefix*suffix` anchored at both ends.
+fn key_matches(pattern: &str, key: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == key,
+        Some(("", "")) => false,
+        Some((_, suffix)) if suffix.contains('*') => false,
+        Some((prefix, suffix)) => {
+            key.len() >= prefix.len() + suffix.len()
+                && key.starts_with(prefix)
+                && key.ends_with(suffix)
         }
     }
 }

@@ -1,0 +1,801 @@
+use super::*;
+use crate::families::KeyAllowlist;
+use clap::CommandFactory;
+
+fn args(flags: &[&str]) -> Args {
+    let mut argv = vec!["ksm"];
+    argv.extend_from_slice(flags);
+    Args::try_parse_from(argv).expect("flags parse")
+}
+
+fn opts(flags: &[&str]) -> Options {
+    resolve(&args(flags)).expect("valid options")
+}
+
+fn err(flags: &[&str]) -> String {
+    resolve(&args(flags)).unwrap_err().to_string()
+}
+
+fn with_file(flags: &[&str], yaml: &str) -> Result<Options, OptionsError> {
+    let file = ConfigFile::parse("ksm.yaml", yaml)?;
+    resolve_with_config(&args(flags), "ksm.yaml", &file)
+}
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+#[test]
+fn clap_definition_is_consistent() {
+    Args::command().debug_assert();
+}
+
+#[test]
+fn resource_constants_are_sorted_and_consistent() {
+    assert!(DEFAULT_RESOURCES.windows(2).all(|w| w[0] < w[1]));
+    assert!(OPTIONAL_RESOURCES.windows(2).all(|w| w[0] < w[1]));
+    assert!(ALL_RESOURCES.windows(2).all(|w| w[0] < w[1]));
+    let mut union: Vec<&str> = DEFAULT_RESOURCES
+        .iter()
+        .chain(OPTIONAL_RESOURCES.iter())
+        .copied()
+        .collect();
+    union.sort();
+    assert_eq!(union, ALL_RESOURCES);
+}
+
+#[test]
+fn defaults_match_upstream() {
+    let o = opts(&[]);
+    assert_eq!(o.resources, DEFAULT_RESOURCES.map(String::from).to_vec());
+    assert!(o.all_namespaces());
+    assert_eq!(o.field_selector, "");
+    assert_eq!(o.sharding, ShardingMode::Static(Sharding::NONE));
+    assert_eq!(o.host, "::");
+    assert_eq!(o.port, 8080);
+    assert_eq!(o.telemetry_host, "::");
+    assert_eq!(o.telemetry_port, 8081);
+    assert_eq!(o.metrics_address(), "[::]:8080");
+    assert_eq!(o.telemetry_address(), "[::]:8081");
+    assert_eq!(
+        o.timeouts,
+        ServerTimeouts {
+            read: Duration::from_secs(60),
+            write: Duration::from_secs(60),
+            idle: Duration::from_secs(300),
+            read_header: Duration::from_secs(5),
+        }
+    );
+    assert_eq!(o.object_limit, None);
+    assert_eq!(o.custom_resource_config, CustomResourceConfig::None);
+    assert!(!o.enable_gzip_encoding && !o.use_apiserver_cache && !o.auth_filter);
+    assert!(o.family_filter.is_included("kube_pod_info", false));
+    assert!(!o.family_filter.is_included("kube_pod_tolerations", true));
+    assert_eq!(o.family_context("pods").labels, KeyAllowlist::None);
+    assert_eq!(o.config_file, None);
+    assert_eq!(o.log.log_level, "info");
+    let a = args(&[]);
+    assert_eq!(a.auto_gomemlimit_ratio, 0.9);
+    assert!(!a.auto_gomemlimit);
+}
+
+#[test]
+fn every_upstream_flag_is_accepted() {
+    let o = opts(&[
+        "--resources=pods,configmaps",
+        "--namespaces=default,kube-system",
+        "--namespaces-denylist=kube-system",
+        "--metric-denylist=kube_pod_labels",
+        "--metric-opt-in-list=kube_pod_tolerations",
+        "--metric-labels-allowlist=pods=[app]",
+        "--metric-annotations-allowlist=pods=[team]",
+        "--shard=1",
+        "--total-shards=3",
+        "--custom-resource-state-config-file=/etc/crs.yaml",
+        "--continue-without-custom-resource-state-config-file",
+        "--custom-resource-state-only=false",
+        "--continue-without-config",
+        "--host=0.0.0.0",
+        "--port=9090",
+        "--telemetry-host=127.0.0.1",
+        "--telemetry-port=9091",
+        "--tls-config=/etc/web.yaml",
+        "--enable-gzip-encoding",
+        "--use-apiserver-cache=true",
+        "--object-limit=500",
+        "--kubeconfig=/root/.kube/config",
+        "--apiserver=https://10.0.0.1:6443",
+        "--auth-filter=1",
+        "--server-read-timeout=30s",
+        "--server-write-timeout=1m30s",
+        "--server-idle-timeout=10m",
+        "--server-read-header-timeout=2.5s",
+        "--auto-gomemlimit",
+        "--auto-gomemlimit-ratio=0.8",
+        "--log-level=debug",
+        "--log-format=json",
+    ]);
+    assert_eq!(o.resources, s(&["configmaps", "pods"]));
+    assert_eq!(o.namespaces, s(&["default", "kube-system"]));
+    assert_eq!(o.field_selector, "metadata.namespace!=kube-system");
+    assert_eq!(
+        o.sharding,
+        ShardingMode::Static(Sharding { shard: 1, total: 3 })
+    );
+    assert_eq!(
+        o.custom_resource_config,
+        CustomResourceConfig::File {
+            path: "/etc/crs.yaml".into(),
+            continue_if_missing: true
+        }
+    );
+    assert_eq!(o.metrics_address(), "0.0.0.0:9090");
+    assert_eq!(o.telemetry_address(), "127.0.0.1:9091");
+    assert_eq!(o.tls_config, Some("/etc/web.yaml".into()));
+    assert!(o.enable_gzip_encoding && o.use_apiserver_cache && o.auth_filter);
+    assert!(o.continue_without_config);
+    assert_eq!(o.object_limit, Some(500));
+    assert_eq!(o.kubeconfig, Some("/root/.kube/config".into()));
+    assert_eq!(o.apiserver.as_deref(), Some("https://10.0.0.1:6443"));
+    assert_eq!(o.timeouts.read, Duration::from_secs(30));
+    assert_eq!(o.timeouts.write, Duration::from_secs(90));
+    assert_eq!(o.timeouts.idle, Duration::from_secs(600));
+    assert_eq!(o.timeouts.read_header, Duration::from_millis(2500));
+    assert!(!o.family_filter.is_included("kube_pod_labels", false));
+    assert!(o.family_filter.is_included("kube_pod_tolerations", true));
+    assert_eq!(
+        o.family_context("pods").labels,
+        KeyAllowlist::Keys(s(&["app"]))
+    );
+    assert_eq!(
+        o.family_context("pods").annotations,
+        KeyAllowlist::Keys(s(&["team"]))
+    );
+}
+
+#[test]
+fn help_and_version_exist() {
+    let e = Args::try_parse_from(["ksm", "--version"]).unwrap_err();
+    assert_eq!(e.kind(), clap::error::ErrorKind::DisplayVersion);
+    let help = Args::command().render_long_help().to_string();
+    for flag in [
+        "--resources",
+        "--namespaces-denylist",
+        "--metric-opt-in-list",
+        "--metric-labels-allowlist",
+        "--pod-namespace",
+        "--track-unscheduled-pods",
+        "--custom-resource-state-config-file",
+        "--continue-without-custom-resource-state-config-file",
+        "--server-read-header-timeout",
+        "--auto-gomemlimit-ratio",
+        "--log-format",
+    ] {
+        assert!(help.contains(flag), "{flag} missing from --help");
+    }
+}
+
+#[test]
+fn unknown_flag_is_rejected() {
+    assert!(Args::try_parse_from(["ksm", "--foo=bar,baz"]).is_err());
+}
+
+#[test]
+fn go_style_booleans() {
+    assert!(args(&["--enable-gzip-encoding"]).enable_gzip_encoding);
+    assert!(args(&["--enable-gzip-encoding=True"]).enable_gzip_encoding);
+    assert!(!args(&["--enable-gzip-encoding=false"]).enable_gzip_encoding);
+    assert!(!args(&["--enable-gzip-encoding=0"]).enable_gzip_encoding);
+    let e = Args::try_parse_from(["ksm", "--auth-filter=yes"]).unwrap_err();
+    assert!(e.to_string().contains("--auth-filter"), "{e}");
+    // The last occurrence wins, as with pflag.
+    assert!(!args(&["--auth-filter", "--auth-filter=false"]).auth_filter);
+    assert_eq!(args(&["--port=1", "--port=2"]).port, 2);
+}
+
+#[test]
+fn list_flags_split_trim_and_accumulate() {
+    let o = opts(&[
+        "--resources= pods , nodes,,",
+        "--resources=pods,secrets",
+        "--namespaces=b,a",
+        "--namespaces=b",
+    ]);
+    assert_eq!(o.resources, s(&["nodes", "pods", "secrets"]));
+    assert_eq!(o.namespaces, s(&["b", "a"]));
+    assert!(opts(&["--namespaces="]).all_namespaces());
+    assert!(opts(&["--resources="]).resources.len() == DEFAULT_RESOURCES.len());
+}
+
+#[test]
+fn unknown_resource_lists_valid_ones() {
+    let e = err(&["--resources=pods,pod"]);
+    assert!(
+        e.starts_with("--resources=\"pod,pods\": resource pod does not exist. Available resources: certificatesigningrequests,clusterrolebindings,"),
+        "{e}"
+    );
+    assert!(e.ends_with("volumeattachments"), "{e}");
+    // Optional resources are valid.
+    assert_eq!(
+        opts(&["--resources=roles,endpoints"]).resources,
+        s(&["endpoints", "roles"])
+    );
+}
+
+#[test]
+fn custom_resource_state_only_disables_builtin_resources() {
+    let o = opts(&["--custom-resource-state-only", "--resources=pods"]);
+    assert!(o.resources.is_empty());
+    assert!(o.custom_resource_state_only);
+}
+
+#[test]
+fn inline_custom_resource_config_wins_over_file() {
+    let o = opts(&[
+        "--custom-resource-state-config=kind: CustomResourceStateMetrics",
+        "--custom-resource-state-config-file=/x.yaml",
+    ]);
+    assert_eq!(
+        o.custom_resource_config,
+        CustomResourceConfig::Inline("kind: CustomResourceStateMetrics".into())
+    );
+}
+
+#[test]
+fn allowlist_and_denylist_are_exclusive() {
+    let e = err(&["--metric-allowlist=a", "--metric-denylist=b"]);
+    assert!(e.contains("allowlist and denylist are both set"), "{e}");
+    assert!(
+        e.contains("--metric-allowlist and --metric-denylist"),
+        "{e}"
+    );
+}
+
+#[test]
+fn bad_metric_regex_names_flag() {
+    let e = err(&["--metric-opt-in-list=kube_(x"]);
+    assert!(
+        e.starts_with("--metric-opt-in-list=\"kube_(x\": invalid regular expression"),
+        "{e}"
+    );
+}
+
+#[test]
+fn sharding_flags_are_validated() {
+    assert_eq!(
+        err(&["--shard=2", "--total-shards=2"]),
+        "--shard=\"2\": must be at least 0 and less than --total-shards=2"
+    );
+    assert_eq!(
+        err(&["--shard=-1", "--total-shards=2"]),
+        "--shard=\"-1\": must be at least 0 and less than --total-shards=2"
+    );
+    assert_eq!(
+        err(&["--total-shards=0"]),
+        "--total-shards=\"0\": must be at least 1"
+    );
+    assert_eq!(
+        opts(&["--shard=1", "--total-shards=2"]).sharding,
+        ShardingMode::Static(Sharding { shard: 1, total: 2 })
+    );
+}
+
+#[test]
+fn auto_sharding_needs_pod_and_namespace() {
+    assert_eq!(
+        opts(&["--pod=ksm-1", "--pod-namespace=monitoring"]).sharding,
+        ShardingMode::Auto {
+            pod: "ksm-1".into(),
+            namespace: "monitoring".into()
+        }
+    );
+    assert_eq!(
+        err(&["--pod=ksm-1"]),
+        "--pod=\"ksm-1\": auto-sharding needs --pod-namespace as well"
+    );
+    assert_eq!(
+        err(&["--pod-namespace=monitoring"]),
+        "--pod-namespace=\"monitoring\": auto-sharding needs --pod as well"
+    );
+}
+
+#[test]
+fn object_limit_must_not_be_negative() {
+    assert_eq!(
+        err(&["--object-limit=-1"]),
+        "--object-limit=\"-1\": must be 0 (no limit) or more"
+    );
+}
+
+#[test]
+fn node_sharding_only_for_pods() {
+    let o = opts(&["--node=n1", "--resources=pods", "--namespaces-denylist=a,b"]);
+    assert_eq!(o.node.as_deref(), Some("n1"));
+    assert_eq!(
+        o.field_selector,
+        "metadata.namespace!=a,metadata.namespace!=b,spec.nodeName=n1"
+    );
+    let e = err(&["--node=n1", "--resources=pods,nodes"]);
+    assert_eq!(
+        e,
+        "--node=\"n1\": resource nodes can't be sharded by field selector spec.nodeName; set --resources=pods"
+    );
+    // Upstream skips the check without --resources and then every non-pod watch fails.
+    assert!(err(&["--node=n1"]).contains("can't be sharded"));
+    let o = opts(&["--track-unscheduled-pods", "--resources=pods", "--node=n1"]);
+    assert_eq!(o.field_selector, "spec.nodeName=");
+    assert!(err(&["--track-unscheduled-pods"]).starts_with("--track-unscheduled-pods=\"true\""));
+}
+
+#[test]
+fn field_selector_helpers() {
+    assert_eq!(namespace_denylist_field_selector(&[]), "");
+    assert_eq!(
+        namespace_denylist_field_selector(&s(&["case1", "case2"])),
+        "metadata.namespace!=case1,metadata.namespace!=case2"
+    );
+    assert_eq!(
+        namespace_denylist_field_selector(&s(&["a,b=c\\"])),
+        "metadata.namespace!=a\\,b\\=c\\\\"
+    );
+    assert_eq!(node_field_selector(""), "");
+    assert_eq!(node_field_selector("n"), "spec.nodeName=n");
+    assert_eq!(merge_field_selectors(&["", "x=1", "", "y!=2"]), "x=1,y!=2");
+    assert_eq!(merge_field_selectors(&["", ""]), "");
+}
+
+#[test]
+fn labels_allowlist_syntax_like_upstream() {
+    let ok = |v: &str| parse_labels_allowlist(v).unwrap();
+    let map = |e: &[(&str, &[&str])]| -> LabelsAllowList {
+        e.iter().map(|(k, v)| (k.to_string(), s(v))).collect()
+    };
+    // Upstream types_test.go TestLabelsAllowListSet.
+    assert_eq!(ok(""), LabelsAllowList::new());
+    assert_eq!(
+        ok("cronjobs=[somelabel.io,label2/blah]"),
+        map(&[("cronjobs", &["somelabel.io", "label2/blah"])])
+    );
+    assert_eq!(
+        ok("pods=[podsone,pods-two],nodes=[nodesone,nodestwo],namespaces=[nsone,nstwo]"),
+        map(&[
+            ("pods", &["podsone", "pods-two"]),
+            ("nodes", &["nodesone", "nodestwo"]),
+            ("namespaces", &["nsone", "nstwo"]),
+        ])
+    );
+    assert_eq!(
+        ok("cronjobs=[somelabel,label2],pods=[]"),
+        map(&[("cronjobs", &["somelabel", "label2"]), ("pods", &[])])
+    );
+    assert_eq!(
+        ok("cronjobs=[*],pods=[*,foo],namespaces=[bar,*]"),
+        map(&[
+            ("cronjobs", &["*"]),
+            ("pods", &["*", "foo"]),
+            ("namespaces", &["bar", "*"]),
+        ])
+    );
+    assert_eq!(ok("*=[*]"), map(&[("*", &["*"])]));
+    assert_eq!(ok("*=[somelabel/*]"), map(&[("*", &["somelabel/*"])]));
+    assert_eq!(
+        ok(" pods=[ a , b ], nodes=[c]"),
+        map(&[("pods", &["a", "b"]), ("nodes", &["c"])])
+    );
+    assert_eq!(ok("pods=[a],pods=[b]"), map(&[("pods", &["b"])]));
+    for bad in [
+        "cronjobs=[somelabel,label2] cronjobs=[label3,label4]",
+        "cronjobs=[somelabel,label2],cronjobs=label3,label4]",
+        "cronjobs=[somelabel,label2]cronjobs=[label3,label4]",
+        "cronjobs[somelabel,label2]cronjobs=[label3,label4]",
+        "pods=[a,,b]",
+        "pods=[a,]",
+        "pods=[a],",
+        ",pods=[a]",
+        "pods=[a",
+        "pods=[a],nodes",
+        "pods = [a]",
+        "=[a]",
+    ] {
+        assert_eq!(
+            parse_labels_allowlist(bad),
+            Err(ALLOWLIST_FORMAT.to_owned()),
+            "{bad}"
+        );
+    }
+    assert_eq!(
+        parse_labels_allowlist("*=[somelabel/*-foo-*]"),
+        Err(ALLOWLIST_WILDCARDS.to_owned())
+    );
+}
+
+#[test]
+fn labels_allowlist_flag_errors_and_resolution() {
+    let e = err(&["--metric-labels-allowlist=pods=app"]);
+    assert_eq!(
+        e,
+        "--metric-labels-allowlist=\"pods=app\": invalid format, metric=[label1,label2,labeln...],metricN=[]"
+    );
+    let e = err(&["--metric-annotations-allowlist=pod=[app]"]);
+    assert!(
+        e.starts_with("--metric-annotations-allowlist: resource pod does not exist."),
+        "{e}"
+    );
+    // `*` resource expands to the enabled resources only.
+    let o = opts(&[
+        "--resources=pods,deployments",
+        "--metric-labels-allowlist=*=[*],nodes=[x]",
+    ]);
+    assert_eq!(o.family_context("pods").labels, KeyAllowlist::All);
+    assert_eq!(o.family_context("deployments").labels, KeyAllowlist::All);
+    assert_eq!(o.family_context("nodes").labels, KeyAllowlist::None);
+    // Repeated flag: last wins (pflag replaces the map).
+    let o = opts(&[
+        "--metric-labels-allowlist=pods=[a]",
+        "--metric-labels-allowlist=nodes=[b]",
+    ]);
+    assert_eq!(o.family_context("pods").labels, KeyAllowlist::None);
+    assert_eq!(
+        o.family_context("nodes").labels,
+        KeyAllowlist::Keys(s(&["b"]))
+    );
+}
+
+#[test]
+fn go_durations() {
+    let d = |v: &str| parse_go_duration(v).unwrap();
+    assert_eq!(d("0"), Duration::ZERO);
+    assert_eq!(d("5s"), Duration::from_secs(5));
+    assert_eq!(d("1m0s"), Duration::from_secs(60));
+    assert_eq!(d("1h2m3s"), Duration::from_secs(3723));
+    assert_eq!(d("1.5h"), Duration::from_secs(5400));
+    assert_eq!(d("300ms"), Duration::from_millis(300));
+    assert_eq!(d(".5s"), Duration::from_millis(500));
+    assert_eq!(d("1us"), Duration::from_micros(1));
+    assert_eq!(d("1µs"), Duration::from_micros(1));
+    assert_eq!(d("7ns"), Duration::from_nanos(7));
+    assert_eq!(d("+2s"), Duration::from_secs(2));
+    assert_eq!(d("-5s"), Duration::ZERO);
+    for bad in [
+        "",
+        "5",
+        "s",
+        "1x",
+        "1.s5",
+        ".s",
+        "-",
+        "1h1",
+        "99999999999999999999h",
+    ] {
+        assert!(parse_go_duration(bad).is_err(), "{bad:?}");
+    }
+    let e = Args::try_parse_from(["ksm", "--server-read-timeout=60"]).unwrap_err();
+    assert!(e.to_string().contains("missing unit"), "{e}");
+}
+
+#[test]
+fn go_bools() {
+    for t in ["1", "t", "T", "TRUE", "true", "True"] {
+        assert_eq!(parse_go_bool(t), Ok(true));
+    }
+    for f in ["0", "f", "F", "FALSE", "false", "False"] {
+        assert_eq!(parse_go_bool(f), Ok(false));
+    }
+    assert!(parse_go_bool("yes").is_err());
+}
+
+#[test]
+fn join_host_port_like_go() {
+    assert_eq!(join_host_port("::", 8080), "[::]:8080");
+    assert_eq!(join_host_port("0.0.0.0", 1), "0.0.0.0:1");
+    assert_eq!(join_host_port("", 8080), ":8080");
+}
+
+// ---- config file --------------------------------------------------------------------------
+
+#[test]
+fn config_file_in_upstream_format_overrides_flags() {
+    // The shape of upstream's server_test.go TestConfigureResourcesAndMetrics.
+    let yaml = r#"
+"resources":
+  "pods": {}
+  "services": {}
+"metric_allowlist":
+  "kube_pod_info": {}
+"metric_opt_in_list":
+  "kube_pod_status_phase": {}
+"labels_allow_list":
+  "pods":
+    - foo
+    - bar
+"annotations_allow_list":
+  "services":
+     - baz
+"#;
+    let o = with_file(
+        &[
+            "--resources=configmaps",
+            "--metric-allowlist=oldallow",
+            "--metric-labels-allowlist=configmaps=[old]",
+            "--port=9999",
+        ],
+        yaml,
+    )
+    .unwrap();
+    assert_eq!(o.resources, s(&["pods", "services"]));
+    assert!(o.family_filter.is_included("kube_pod_info", false));
+    assert!(!o.family_filter.is_included("oldallow", false));
+    // Opted in, but not on the allowlist: allow/deny is checked first.
+    assert!(!o.family_filter.is_included("kube_pod_status_phase", true));
+    assert_eq!(
+        o.family_context("pods").labels,
+        KeyAllowlist::Keys(s(&["foo", "bar"]))
+    );
+    assert_eq!(o.family_context("configmaps").labels, KeyAllowlist::None);
+    assert_eq!(
+        o.family_context("services").annotations,
+        KeyAllowlist::Keys(s(&["baz"]))
+    );
+    // Keys absent from the file keep the flag's value.
+    assert_eq!(o.port, 9999);
+}
+
+#[test]
+fn config_file_scalars_and_keys() {
+    let yaml = "
+namespaces: [a, b]
+namespaces_denylist: [b]
+shard: 1
+total_shards: 2
+port: 9000
+telemetry_port: 9001
+host: 127.0.0.1
+use_api_server_cache: true
+custom_resources_only: false
+enable_gzip_encoding: true
+object_limit: 10
+server_read_timeout: 90s
+server_read_header_timeout: 1s
+auto-gomemlimit: true
+auto-gomemlimit-ratio: 0.5
+custom_resource_state_config_file: /crs.yaml
+continue_without_custom_resource_state_config_file: true
+kubeconfig: /kc
+apiserver: https://api
+tls_config: /web.yaml
+auth_filter: true
+";
+    let o = with_file(&[], yaml).unwrap();
+    assert_eq!(o.namespaces, s(&["a", "b"]));
+    assert_eq!(o.field_selector, "metadata.namespace!=b");
+    assert_eq!(
+        o.sharding,
+        ShardingMode::Static(Sharding { shard: 1, total: 2 })
+    );
+    assert_eq!(o.metrics_address(), "127.0.0.1:9000");
+    assert_eq!(o.telemetry_port, 9001);
+    assert!(o.use_apiserver_cache && o.enable_gzip_encoding && o.auth_filter);
+    assert_eq!(o.object_limit, Some(10));
+    assert_eq!(o.timeouts.read, Duration::from_secs(90));
+    assert_eq!(o.timeouts.read_header, Duration::from_secs(1));
+    assert_eq!(o.timeouts.write, Duration::from_secs(60));
+    assert_eq!(
+        o.custom_resource_config,
+        CustomResourceConfig::File {
+            path: "/crs.yaml".into(),
+            continue_if_missing: true
+        }
+    );
+    assert_eq!(o.kubeconfig, Some("/kc".into()));
+    assert_eq!(o.apiserver.as_deref(), Some("https://api"));
+    assert_eq!(o.tls_config, Some("/web.yaml".into()));
+}
+
+#[test]
+fn config_file_pod_namespace_key_is_namespace() {
+    let o = with_file(&[], "pod: ksm-0\nnamespace: monitoring\n").unwrap();
+    assert_eq!(
+        o.sharding,
+        ShardingMode::Auto {
+            pod: "ksm-0".into(),
+            namespace: "monitoring".into()
+        }
+    );
+}
+
+#[test]
+fn config_file_empty_sets_do_not_override_but_empty_namespaces_do() {
+    let o = with_file(
+        &["--resources=pods", "--namespaces=a"],
+        "resources: {}\nnamespaces: []\n",
+    )
+    .unwrap();
+    assert_eq!(o.resources, s(&["pods"]));
+    assert!(o.all_namespaces());
+    let o = with_file(
+        &["--metric-labels-allowlist=pods=[a]"],
+        "labels_allow_list: {}\n",
+    )
+    .unwrap();
+    assert_eq!(o.family_context("pods").labels, KeyAllowlist::None);
+}
+
+#[test]
+fn config_file_sets_may_be_lists_or_null_valued_mappings() {
+    let o = with_file(&[], "resources: [pods, nodes]\n").unwrap();
+    assert_eq!(o.resources, s(&["nodes", "pods"]));
+    let o = with_file(&[], "resources:\n  pods:\n  nodes: {}\n").unwrap();
+    assert_eq!(o.resources, s(&["nodes", "pods"]));
+}
+
+#[test]
+fn config_file_deprecated_crs_key() {
+    let o = with_file(&[], "custom_resource_config_file: /old.yaml\n").unwrap();
+    assert_eq!(
+        o.custom_resource_config,
+        CustomResourceConfig::File {
+            path: "/old.yaml".into(),
+            continue_if_missing: false
+        }
+    );
+    let o = with_file(
+        &[],
+        "custom_resource_config_file: /old.yaml\ncustom_resource_state_config_file: /new.yaml\n",
+    )
+    .unwrap();
+    assert!(
+        matches!(o.custom_resource_config, CustomResourceConfig::File { ref path, .. } if path == std::path::Path::new("/new.yaml"))
+    );
+    // The flag also beats the deprecated key (upstream applies the alias only when unset).
+    let o = with_file(
+        &["--custom-resource-state-config-file=/flag.yaml"],
+        "custom_resource_config_file: /old.yaml\n",
+    )
+    .unwrap();
+    assert!(
+        matches!(o.custom_resource_config, CustomResourceConfig::File { ref path, .. } if path == std::path::Path::new("/flag.yaml"))
+    );
+}
+
+#[test]
+fn config_file_is_strict() {
+    let e = with_file(&[], "resources: {pods: {}}\nmetric_allow_list: {}\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("ksm.yaml:2:"), "{e}");
+    assert!(e.contains("metric_allow_list"), "{e}");
+    let e = with_file(&[], "resources:\n  pods: yes\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("ksm.yaml:"), "{e}");
+    let e = with_file(&[], "port: eighty\n").unwrap_err().to_string();
+    assert!(e.starts_with("ksm.yaml:1:"), "{e}");
+    // Upstream's untagged fields parse and are ignored.
+    assert!(with_file(&[], "config: /elsewhere.yaml\nhelp: false\n").is_ok());
+}
+
+#[test]
+fn config_file_errors_name_file_and_key() {
+    let e = with_file(&[], "shard: 3\ntotal_shards: 2\n")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "ksm.yaml: shard=\"3\": must be at least 0 and less than ksm.yaml: total_shards=2"
+    );
+    let e = with_file(&["--total-shards=2"], "shard: 3\n")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "ksm.yaml: shard=\"3\": must be at least 0 and less than --total-shards=2"
+    );
+    let e = with_file(&[], "resources: {pod: {}}\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("ksm.yaml: resources=\"pod\": resource pod does not exist"),
+        "{e}"
+    );
+    let e = with_file(&[], "server_idle_timeout: 5\n")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "ksm.yaml: server_idle_timeout=\"5\": invalid duration \"5\": missing unit"
+    );
+    let e = with_file(&[], "labels_allow_list:\n  pods: ['a*b*']\n")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "ksm.yaml: labels_allow_list.pods=\"a*b*\": invalid format, only one wildcard per label allowed"
+    );
+    let e = with_file(&[], "metric_denylist: {'kube_(': {}}\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("ksm.yaml: metric_denylist=\"kube_(\": invalid regular expression"),
+        "{e}"
+    );
+    let e = with_file(&[], "labels_allow_list: {pod: [a]}\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("ksm.yaml: labels_allow_list: resource pod does not exist"),
+        "{e}"
+    );
+}
+
+#[test]
+fn config_file_validate_trait() {
+    let f = ConfigFile::parse("k.yaml", "server_write_timeout: soon\n").unwrap();
+    let e = f.validate().unwrap_err();
+    assert_eq!(e.field, "server_write_timeout");
+    let f = ConfigFile::parse("k.yaml", "annotations_allow_list: {pods: ['*a*']}\n").unwrap();
+    assert_eq!(
+        f.validate().unwrap_err().field,
+        "annotations_allow_list.pods"
+    );
+    assert!(ConfigFile::default().validate().is_ok());
+}
+
+#[test]
+fn reload_merges_over_original_flags() {
+    let a = args(&["--resources=pods", "--port=1234"]);
+    let load = config_loader(a.clone());
+    let first = load("ksm.yaml", b"resources: {nodes: {}}\nport: 9000\n".to_vec()).unwrap();
+    assert_eq!(first.resources, s(&["nodes"]));
+    assert_eq!(first.port, 9000);
+    // The key removed from the file falls back to the flag, not to the previous file value.
+    let second = load("ksm.yaml", b"port: 9000\n".to_vec()).unwrap();
+    assert_eq!(second.resources, s(&["pods"]));
+    let bad = load("ksm.yaml", b"shard: 5\n".to_vec())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        bad.starts_with("ksm.yaml: invalid configuration: ksm.yaml: shard=\"5\""),
+        "{bad}"
+    );
+    let bad = load("ksm.yaml", b"nope: 1\n".to_vec())
+        .unwrap_err()
+        .to_string();
+    assert!(bad.starts_with("ksm.yaml:1:"), "{bad}");
+    let bad = load("ksm.yaml", vec![0xff]).unwrap_err().to_string();
+    assert!(bad.contains("UTF-8"), "{bad}");
+}
+
+#[test]
+fn load_reads_the_config_file() {
+    let dir = std::env::temp_dir().join(format!("ksm-opts-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("config.yaml");
+    std::fs::write(&path, "resources: {secrets: {}}\n").unwrap();
+    let p = path.display().to_string();
+    let o = load(&args(&["--config", &p])).unwrap();
+    assert_eq!(o.resources, s(&["secrets"]));
+    assert_eq!(o.config_file.as_deref(), Some(path.as_path()));
+
+    std::fs::write(&path, "resources: [\n").unwrap();
+    assert!(load(&args(&["--config", &p])).is_err());
+    // With --continue-without-config, the flags alone are used.
+    let o = load(&args(&[
+        "--config",
+        &p,
+        "--continue-without-config",
+        "--resources=pods",
+    ]))
+    .unwrap();
+    assert_eq!(o.resources, s(&["pods"]));
+
+    let missing = dir.join("missing.yaml").display().to_string();
+    let e = load(&args(&["--config", &missing]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("missing.yaml") && e.contains("cannot read"),
+        "{e}"
+    );
+    assert!(load(&args(&["--config", &missing, "--continue-without-config"])).is_ok());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
