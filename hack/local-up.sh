@@ -5,6 +5,9 @@
 #
 #   hack/local-up.sh [DIR]      DIR defaults to .local/cluster in the repo (git-ignored)
 #
+# It also builds and starts the suite's services against it, each scraped by Prometheus
+# (FERROCRANE_LOCAL_SERVICES, default "ksm"; set it empty for a bare cluster, as tests do).
+#
 # Writes DIR/env (shell KEY=value lines) describing how to reach everything, and
 # DIR/pids so hack/local-down.sh DIR stops exactly these processes.
 set -euo pipefail
@@ -45,6 +48,9 @@ free_port() {
 }
 ETCD_PORT=$(free_port); ETCD_PEER_PORT=$(free_port); APISERVER_PORT=$(free_port)
 KCM_PORT=$(free_port); PROMETHEUS_PORT=$(free_port)
+KSM_PORT=$(free_port); KSM_TELEMETRY_PORT=$(free_port)
+SERVICES="${FERROCRANE_LOCAL_SERVICES-ksm}"
+has_service() { [[ " $SERVICES " == *" $1 "* ]]; }
 
 # --- certificates (openssl): a cluster CA, a front-proxy CA, and a CA for aggregated API servers.
 new_ca() { # name cn
@@ -190,6 +196,7 @@ scrape_configs:
   static_configs:
   - targets: ['127.0.0.1:$PROMETHEUS_PORT']
 # Tests add targets as JSON files here (no reload, no races on this file).
+$(has_service ksm && printf -- "- job_name: ksm\n  honor_labels: true\n  static_configs:\n  - targets: ['127.0.0.1:%s']\n- job_name: ksm-telemetry\n  static_configs:\n  - targets: ['127.0.0.1:%s']\n" "$KSM_PORT" "$KSM_TELEMETRY_PORT")
 - job_name: file-sd
   file_sd_configs:
   - files: ['$DIR/prometheus/targets/*.json']
@@ -205,6 +212,14 @@ wait_for prometheus 30 curl -sf "$PROMETHEUS_URL/-/ready"
 # The default namespace needs its ServiceAccount before pods can be created; the controller
 # manager makes it, so wait here rather than in every test.
 wait_for kube-controller-manager 60 kubectl get serviceaccount default -n default
+
+if has_service ksm; then
+    log "building and starting ksm on 127.0.0.1:$KSM_PORT"
+    (cd "$FERROCRANE_ROOT" && cargo build --quiet --bin ksm)
+    start ksm "$CARGO_TARGET_DIR/debug/ksm" --kubeconfig "$KUBECONFIG" \
+        --host 127.0.0.1 --port "$KSM_PORT" --telemetry-host 127.0.0.1 --telemetry-port "$KSM_TELEMETRY_PORT"
+    wait_for ksm 60 curl -sf "http://127.0.0.1:$KSM_TELEMETRY_PORT/readyz"
+fi
 
 cat >"$DIR/env" <<EOF
 KUBECONFIG=$DIR/kubeconfig/admin.kubeconfig
@@ -223,18 +238,21 @@ AGGREGATED_SERVING_CERT=$PKI/aggregated-serving.crt
 AGGREGATED_SERVING_KEY=$PKI/aggregated-serving.key
 FERROCRANE_BIN=$FERROCRANE_BIN
 LOGS=$DIR/logs
+$(has_service ksm && echo "KSM_URL=http://127.0.0.1:$KSM_PORT")
 EOF
 
 cat <<EOF
 ferrocrane local cluster is up (state in $DIR):
   kube-apiserver   $APISERVER_URL
   prometheus       $PROMETHEUS_URL
+$(has_service ksm && echo "  ksm              http://127.0.0.1:$KSM_PORT/metrics (scraped as job=\"ksm\")")
   logs             $DIR/logs/
 
 Use it:
   set -a; source $DIR/env; set +a
   kubectl get --raw /readyz
   curl -s "\$PROMETHEUS_URL/api/v1/query?query=up"
+  curl -s "\$PROMETHEUS_URL/api/v1/query?query=kube_deployment_spec_replicas"
 
 Stop it:
   hack/local-down.sh $DIR

@@ -80,7 +80,7 @@ impl Cluster {
         ));
         std::fs::create_dir_all(&dir)?;
         let root = repo_root();
-        run(Command::new(root.join("hack/local-up.sh")).arg(&dir)).context(
+        run(Command::new(root.join("hack/local-up.sh")).arg(&dir).env("FERROCRANE_LOCAL_SERVICES", "")).context(
             "hack/local-up.sh failed; run hack/setup.sh to install kube-apiserver, etcd, kube-controller-manager and prometheus",
         )?;
         spawn_reaper(&root, &dir)?;
