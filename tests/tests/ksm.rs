@@ -237,7 +237,9 @@ async fn shards_add_up_to_the_unsharded_output() -> Result<()> {
             v.push(
                 sample_lines(&scrape(&shard.metrics).await?)
                     .iter()
-                    .filter(|l| l.starts_with("kube_configmap_info") && l.contains("configmap=\"cm-"))
+                    .filter(|l| {
+                        l.starts_with("kube_configmap_info") && l.contains("configmap=\"cm-")
+                    })
                     .count(),
             );
         }

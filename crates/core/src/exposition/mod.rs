@@ -13,6 +13,7 @@
 mod float;
 mod labels;
 mod negotiate;
+pub mod parse;
 #[cfg(test)]
 mod tests;
 

@@ -147,112 +147,8 @@ fn sample_document_parses() {
     assert!(text.contains("label_note=\"quote \\\" backslash \\\\ newline \\n unicode ✓\""));
 }
 
-// ---------------------------------------------------------------------------
-// A strict reader of the text formats for the round-trip property. The
-// `prometheus-parse` crate (0.2.5) splits label pairs on `,` and `=`, never
-// unescapes, and stops a label set at the first `}`, so it cannot read back
-// label values containing `\`, `"`, newlines, `,`, `=` or `}`. It is used below
-// for what it can read; this reader covers the rest.
-
-type Sample = (String, Vec<(String, String)>, f64);
-
-#[derive(Debug, Default)]
-struct Parsed {
-    /// (name, help, type word)
-    headers: Vec<(String, String, String)>,
-    /// (name, labels, value)
-    samples: Vec<Sample>,
-    eof: bool,
-}
-
-fn unescape(input: &str, allow_quote: bool) -> Result<String, String> {
-    let mut out = String::new();
-    let mut it = input.chars();
-    while let Some(c) = it.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match it.next() {
-            Some('\\') => out.push('\\'),
-            Some('n') => out.push('\n'),
-            Some('"') if allow_quote => out.push('"'),
-            other => return Err(format!("bad escape {other:?}")),
-        }
-    }
-    Ok(out)
-}
-
-fn parse_value(v: &str) -> Result<f64, String> {
-    match v {
-        "NaN" => Ok(f64::NAN),
-        "+Inf" => Ok(f64::INFINITY),
-        "-Inf" => Ok(f64::NEG_INFINITY),
-        _ => v.parse().map_err(|e| format!("value {v:?}: {e}")),
-    }
-}
-
-fn strict_parse(doc: &str) -> Result<Parsed, String> {
-    let mut p = Parsed::default();
-    let body = doc
-        .strip_suffix('\n')
-        .ok_or("document must end in a newline")?;
-    for line in body.split('\n') {
-        if p.eof {
-            return Err("content after # EOF".into());
-        }
-        if line == "# EOF" {
-            p.eof = true;
-        } else if let Some(rest) = line.strip_prefix("# HELP ") {
-            let (name, help) = rest.split_once(' ').ok_or("HELP without text separator")?;
-            p.headers
-                .push((name.into(), unescape(help, false)?, String::new()));
-        } else if let Some(rest) = line.strip_prefix("# TYPE ") {
-            let (name, ty) = rest.split_once(' ').ok_or("TYPE without type")?;
-            let last = p.headers.last_mut().ok_or("TYPE before HELP")?;
-            if last.0 != name {
-                return Err(format!("TYPE {name} after HELP {}", last.0));
-            }
-            last.2 = ty.into();
-        } else {
-            let name_end = line.find(['{', ' ']).ok_or("sample without value")?;
-            let name = &line[..name_end];
-            let mut rest = &line[name_end..];
-            let mut labels = Vec::new();
-            if let Some(r) = rest.strip_prefix('{') {
-                rest = r;
-                loop {
-                    let eq = rest.find('=').ok_or("label without =")?;
-                    let key = &rest[..eq];
-                    rest = rest[eq + 1..]
-                        .strip_prefix('"')
-                        .ok_or("label value not quoted")?;
-                    // find the closing quote: the first '"' not escaped
-                    let bytes = rest.as_bytes();
-                    let mut i = 0;
-                    while i < bytes.len() && bytes[i] != b'"' {
-                        i += if bytes[i] == b'\\' { 2 } else { 1 };
-                    }
-                    if i >= bytes.len() {
-                        return Err("unterminated label value".into());
-                    }
-                    labels.push((key.to_string(), unescape(&rest[..i], true)?));
-                    rest = &rest[i + 1..];
-                    if let Some(r) = rest.strip_prefix(',') {
-                        rest = r;
-                    } else if let Some(r) = rest.strip_prefix('}') {
-                        rest = r;
-                        break;
-                    } else {
-                        return Err("expected , or }".into());
-                    }
-                }
-            }
-            let v = rest.strip_prefix(' ').ok_or("no space before value")?;
-            p.samples.push((name.into(), labels, parse_value(v)?));
-        }
-    }
-    Ok(p)
+fn strict_parse(doc: &str) -> Result<super::parse::Document, String> {
+    super::parse::parse_document(doc).map_err(|e| e.to_string())
 }
 
 // ---------------------------------------------------------------------------
@@ -365,11 +261,12 @@ proptest! {
             prop_assert_eq!(parsed.headers.len(), fams.len());
             let mut samples = parsed.samples.iter();
             for (f, h) in fams.iter().zip(&parsed.headers) {
-                prop_assert_eq!(&h.0, &*f.name);
-                prop_assert_eq!(&h.1, &*f.help);
-                prop_assert_eq!(h.2.as_str(), f.kind.type_str(format));
+                prop_assert_eq!(&h.name, &*f.name);
+                prop_assert_eq!(&h.help, &*f.help);
+                prop_assert_eq!(h.kind.as_str(), f.kind.type_str(format));
                 for m in &f.metrics {
-                    let (name, labels, value) = samples.next().unwrap();
+                    let sample = samples.next().unwrap();
+                    let (name, labels, value) = (&sample.name, &sample.labels, &sample.value);
                     prop_assert_eq!(name, &*f.name);
                     let want: Vec<(String, String)> = m.label_keys.iter().map(|k| k.to_string())
                         .zip(m.label_values.iter().cloned()).collect();
