@@ -12,10 +12,10 @@ mod schedule;
 use ferrocrane_core::exposition::Metric;
 use ferrocrane_core::exposition::MetricType::Gauge;
 use k8s_openapi::api::batch::v1::{CronJob, CronJobStatus};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::util::{
-    annotations_family, bool_f64, created, labels_family, resource_version, unix_seconds,
+    annotations_family, bool_f64, created, labels_family, non_zero_seconds, resource_version,
+    unix_seconds,
 };
 use super::{FamilySpec, ResourceFamilies, Stability::*, bare, sample};
 
@@ -31,12 +31,6 @@ fn suspended(c: &CronJob) -> bool {
     c.spec.suspend == Some(true)
 }
 
-/// A set time that is not Go's zero time (`metav1.Time.IsZero`).
-fn non_zero(t: Option<&Time>) -> Option<i64> {
-    t.map(|t| t.0.as_second())
-        .filter(|&s| s != schedule::GO_ZERO_UNIX)
-}
-
 /// `getNextScheduledTime`: the next run after the last schedule time, or after
 /// creation when the CronJob never ran.
 fn next_schedule_time(c: &CronJob) -> Vec<Metric> {
@@ -44,8 +38,8 @@ fn next_schedule_time(c: &CronJob) -> Vec<Metric> {
     else {
         return Vec::new();
     };
-    let from = non_zero(status(c).and_then(|s| s.last_schedule_time.as_ref()))
-        .or_else(|| non_zero(c.metadata.creation_timestamp.as_ref()));
+    let from = non_zero_seconds(status(c).and_then(|s| s.last_schedule_time.as_ref()))
+        .or_else(|| non_zero_seconds(c.metadata.creation_timestamp.as_ref()));
     match from {
         Some(t) if !suspended(c) => vec![bare(schedule.next(t) as f64)],
         _ => Vec::new(),

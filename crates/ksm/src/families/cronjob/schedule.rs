@@ -10,7 +10,7 @@ use k8s_openapi::jiff::Timestamp;
 use k8s_openapi::jiff::tz::TimeZone;
 
 /// `time.Time{}.Unix()`: what Go reports for a schedule that never fires.
-pub const GO_ZERO_UNIX: i64 = -62_135_596_800;
+pub use crate::families::util::GO_ZERO_TIME_UNIX as GO_ZERO_UNIX;
 
 const STAR_BIT: u64 = 1 << 63;
 const MAX_SPEC_LENGTH: usize = 1024;
