@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use ferrocrane_core::exposition::{Metric, kube_btree_labels_to_prometheus};
 use ferrocrane_core::quantity::Quantity;
+use k8s_openapi::api::admissionregistration::v1::{ParamRef, WebhookClientConfig};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as KubeQuantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
@@ -185,4 +186,47 @@ pub fn owner_kind_name_family(meta: &ObjectMeta) -> Vec<Metric> {
         .into_iter()
         .map(|(kind, name, _)| super::sample(KEYS, vec![kind, name], 1.0))
         .collect()
+}
+
+/// `kube_{mutating,validating}webhookconfiguration_webhook_clientconfig_service`: one
+/// sample per webhook `(name, client config)`; empty service labels for a URL webhook.
+pub fn webhook_clientconfig_service<'a>(
+    hooks: impl Iterator<Item = (&'a str, &'a WebhookClientConfig)>,
+) -> Vec<Metric> {
+    hooks
+        .map(|(hook, config)| {
+            let (name, namespace) = config
+                .service
+                .as_ref()
+                .map(|s| (s.name.clone(), s.namespace.clone()))
+                .unwrap_or_default();
+            super::sample(
+                &["webhook_name", "service_name", "service_namespace"],
+                vec![hook.to_string(), name, namespace],
+                1.0,
+            )
+        })
+        .collect()
+}
+
+/// `kube_{mutating,validating}admissionpolicybinding_info`: the policy and its
+/// parameter reference, empty labels for what is unset.
+pub fn admission_policy_binding_info(policy_name: String, param: Option<&ParamRef>) -> Vec<Metric> {
+    vec![super::sample(
+        &[
+            "policy_name",
+            "param_name",
+            "param_namespace",
+            "param_not_found_action",
+        ],
+        vec![
+            policy_name,
+            param.and_then(|p| p.name.clone()).unwrap_or_default(),
+            param.and_then(|p| p.namespace.clone()).unwrap_or_default(),
+            param
+                .and_then(|p| p.parameter_not_found_action.clone())
+                .unwrap_or_default(),
+        ],
+        1.0,
+    )]
 }
