@@ -6,7 +6,8 @@ use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::util::{
-    annotations_family, bool_f64, created, deletion_timestamp, labels_family, owner_labels,
+    annotations_family, bool_f64, condition_status_values, created, deletion_timestamp,
+    labels_family, owner_kind_name_family,
 };
 use super::{FamilySpec, ResourceFamilies, Stability::*, bare, sample};
 
@@ -90,30 +91,15 @@ fn conditions(d: &Deployment) -> Vec<Metric> {
         };
         let kind = c.type_.as_deref().unwrap_or("");
         let status = c.status.as_deref().unwrap_or("");
-        for (label, value) in [("true", "True"), ("false", "False"), ("unknown", "Unknown")] {
+        for (label, value) in condition_status_values(status) {
             out.push(sample(
                 &["reason", "condition", "status"],
                 vec![reason.to_string(), kind.to_string(), label.to_string()],
-                bool_f64(status == value),
+                value,
             ));
         }
     }
     out
-}
-
-fn owner(d: &Deployment) -> Vec<Metric> {
-    let owners = owner_labels(&d.metadata);
-    if owners.is_empty() {
-        return vec![sample(
-            &["owner_kind", "owner_name"],
-            vec![String::new(), String::new()],
-            1.0,
-        )];
-    }
-    owners
-        .into_iter()
-        .map(|(kind, name, _)| sample(&["owner_kind", "owner_name"], vec![kind, name], 1.0))
-        .collect()
 }
 
 pub fn families() -> ResourceFamilies<Deployment> {
@@ -134,7 +120,7 @@ pub fn families() -> ResourceFamilies<Deployment> {
                 stability: Alpha,
                 deprecated_since: None,
                 opt_in: false,
-                generate: |d, _| owner(d),
+                generate: |d, _| owner_kind_name_family(&d.metadata),
             },
             FamilySpec {
                 name: "kube_deployment_created",

@@ -9,7 +9,9 @@ use ferrocrane_core::quantity::Quantity;
 use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, HorizontalPodAutoscalerStatus};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as KubeQuantity;
 
-use super::util::{annotations_family, created, deletion_timestamp, labels_family};
+use super::util::{
+    annotations_family, condition_type_status_samples, created, deletion_timestamp, labels_family,
+};
 use super::{FamilySpec, ResourceFamilies, Stability::*, bare, sample};
 
 const TARGET_METRIC_LABELS: [&str; 3] = ["metric_name", "metric_target_type", "container"];
@@ -138,21 +140,11 @@ fn status_target_metric(a: &HorizontalPodAutoscaler) -> Vec<Metric> {
 }
 
 fn status_condition(a: &HorizontalPodAutoscaler) -> Vec<Metric> {
-    const STATUSES: [(&str, &str); 3] =
-        [("True", "true"), ("False", "false"), ("Unknown", "unknown")];
     status(a)
         .and_then(|s| s.conditions.as_ref())
         .into_iter()
         .flatten()
-        .flat_map(|c| {
-            STATUSES.iter().map(move |(status, label)| {
-                sample(
-                    &["condition", "status"],
-                    vec![c.type_.clone(), (*label).to_string()],
-                    f64::from(u8::from(c.status == *status)),
-                )
-            })
-        })
+        .flat_map(|c| condition_type_status_samples(&c.type_, &c.status))
         .collect()
 }
 

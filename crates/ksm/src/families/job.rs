@@ -5,16 +5,13 @@ use ferrocrane_core::exposition::MetricType::Gauge;
 use k8s_openapi::api::batch::v1::{Job, JobCondition, JobSpec, JobStatus};
 
 use super::util::{
-    annotations_family, bool_f64, created, labels_family, owner_labels, unix_seconds,
+    annotations_family, bool_f64, condition_status_samples, created, labels_family, owner_family,
+    unix_seconds,
 };
 use super::{FamilySpec, ResourceFamilies, Stability::*, bare, sample};
 
 /// Failure reasons `kube_job_status_failed` reports one sample each for.
 const FAILURE_REASONS: [&str; 3] = ["BackoffLimitExceeded", "DeadlineExceeded", "Evicted"];
-
-/// Condition statuses in upstream's order, and the label value of each.
-const CONDITION_STATUSES: [(&str, &str); 3] =
-    [("True", "true"), ("False", "false"), ("Unknown", "unknown")];
 
 fn spec(j: &Job) -> Option<&JobSpec> {
     j.spec.as_ref()
@@ -40,15 +37,7 @@ fn count(v: Option<i32>) -> f64 {
 fn condition_family(j: &Job, kind: &str) -> Vec<Metric> {
     conditions(j)
         .filter(|c| c.type_ == kind)
-        .flat_map(|c| {
-            CONDITION_STATUSES.iter().map(move |(status, label)| {
-                sample(
-                    &["condition"],
-                    vec![(*label).to_string()],
-                    bool_f64(c.status == *status),
-                )
-            })
-        })
+        .flat_map(|c| condition_status_samples(&c.status))
         .collect()
 }
 
@@ -74,24 +63,6 @@ fn status_failed(j: &Job) -> Vec<Metric> {
         ms.push(sample(&["reason"], vec![String::new()], failed));
     }
     ms
-}
-
-fn owner(j: &Job) -> Vec<Metric> {
-    const KEYS: [&str; 3] = ["owner_kind", "owner_name", "owner_is_controller"];
-    let owners = owner_labels(&j.metadata);
-    if owners.is_empty() {
-        return vec![sample(
-            &KEYS,
-            vec![String::new(), String::new(), String::new()],
-            1.0,
-        )];
-    }
-    owners
-        .into_iter()
-        .map(|(kind, name, controller)| {
-            sample(&KEYS, vec![kind, name, controller.to_string()], 1.0)
-        })
-        .collect()
 }
 
 fn optional(v: Option<f64>) -> Vec<Metric> {
@@ -283,7 +254,7 @@ pub fn families() -> ResourceFamilies<Job> {
                 stability: Stable,
                 deprecated_since: None,
                 opt_in: false,
-                generate: |j, _| owner(j),
+                generate: |j, _| owner_family(&j.metadata),
             },
         ],
     }

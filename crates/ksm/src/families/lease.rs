@@ -5,6 +5,7 @@ use ferrocrane_core::exposition::Metric;
 use ferrocrane_core::exposition::MetricType::Gauge;
 use k8s_openapi::api::coordination::v1::Lease;
 
+use super::util::GO_ZERO_TIME_UNIX;
 use super::{FamilySpec, ResourceFamilies, Stability::*, sample};
 
 fn owner(l: &Lease) -> Vec<Metric> {
@@ -45,7 +46,7 @@ fn renew_time(l: &Lease) -> Vec<Metric> {
         .and_then(|s| s.renew_time.as_ref())
         .map(|t| t.0.as_second())
         // Go's zero time (`metav1.MicroTime.IsZero`) reports nothing.
-        .filter(|&s| s != -62_135_596_800)
+        .filter(|&s| s != GO_ZERO_TIME_UNIX)
         .map(|s| {
             vec![sample(
                 &["namespace"],

@@ -207,6 +207,91 @@ impl<T> ResourceFamilies<T> {
     }
 }
 
+/// What a family is, without how it is computed: one row of the reference list
+/// (`tests/data/ksm-families.tsv`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FamilyMeta {
+    /// The module that defines it, which is upstream's resource name (`pod`, `ingressclass`).
+    pub module: &'static str,
+    /// The `--resources` name (`pods`, `ingressclasses`).
+    pub resource: &'static str,
+    pub name: &'static str,
+    pub kind: MetricType,
+    pub stability: Stability,
+    pub deprecated_since: Option<&'static str>,
+    pub opt_in: bool,
+}
+
+impl<T> ResourceFamilies<T> {
+    /// The metadata of every family of this resource, in registration order.
+    pub fn metadata(&self, module: &'static str) -> Vec<FamilyMeta> {
+        self.families
+            .iter()
+            .map(|f| FamilyMeta {
+                module,
+                resource: self.resource,
+                name: f.name,
+                kind: f.kind,
+                stability: f.stability,
+                deprecated_since: f.deprecated_since,
+                opt_in: f.opt_in,
+            })
+            .collect()
+    }
+}
+
+/// Every family ksm can emit (opt-in ones included), resource by resource.
+pub fn all_family_metadata() -> Vec<FamilyMeta> {
+    macro_rules! modules {
+        ($($m:ident),* $(,)?) => {{
+            let mut all = Vec::new();
+            $(all.extend($m::families().metadata(stringify!($m)));)*
+            all
+        }};
+    }
+    modules![
+        certificatesigningrequest,
+        clusterrole,
+        clusterrolebinding,
+        configmap,
+        cronjob,
+        daemonset,
+        deployment,
+        endpoint,
+        endpointslice,
+        horizontalpodautoscaler,
+        ingress,
+        ingressclass,
+        job,
+        lease,
+        limitrange,
+        mutatingadmissionpolicy,
+        mutatingadmissionpolicybinding,
+        mutatingwebhookconfiguration,
+        namespace,
+        networkpolicy,
+        node,
+        persistentvolume,
+        persistentvolumeclaim,
+        pod,
+        poddisruptionbudget,
+        replicaset,
+        replicationcontroller,
+        resourcequota,
+        role,
+        rolebinding,
+        secret,
+        service,
+        serviceaccount,
+        statefulset,
+        storageclass,
+        validatingadmissionpolicy,
+        validatingadmissionpolicybinding,
+        validatingwebhookconfiguration,
+        volumeattachment,
+    ]
+}
+
 /// Shorthand for a sample with static label names.
 pub fn sample(keys: &[&'static str], values: Vec<String>, value: f64) -> Metric {
     Metric::new(

@@ -3,8 +3,8 @@
 use ferrocrane_core::exposition::MetricType::Gauge;
 use k8s_openapi::api::admissionregistration::v1::MutatingAdmissionPolicyBinding;
 
-use super::util::created;
-use super::{FamilySpec, ResourceFamilies, Stability::*, sample};
+use super::util::{admission_policy_binding_info, created};
+use super::{FamilySpec, ResourceFamilies, Stability::*};
 
 pub fn families() -> ResourceFamilies<MutatingAdmissionPolicyBinding> {
     ResourceFamilies {
@@ -27,24 +27,10 @@ pub fn families() -> ResourceFamilies<MutatingAdmissionPolicyBinding> {
                 opt_in: false,
                 generate: |b, _| {
                     let spec = b.spec.as_ref();
-                    let param = spec.and_then(|s| s.param_ref.as_ref());
-                    vec![sample(
-                        &[
-                            "policy_name",
-                            "param_name",
-                            "param_namespace",
-                            "param_not_found_action",
-                        ],
-                        vec![
-                            spec.and_then(|s| s.policy_name.clone()).unwrap_or_default(),
-                            param.and_then(|p| p.name.clone()).unwrap_or_default(),
-                            param.and_then(|p| p.namespace.clone()).unwrap_or_default(),
-                            param
-                                .and_then(|p| p.parameter_not_found_action.clone())
-                                .unwrap_or_default(),
-                        ],
-                        1.0,
-                    )]
+                    admission_policy_binding_info(
+                        spec.and_then(|s| s.policy_name.clone()).unwrap_or_default(),
+                        spec.and_then(|s| s.param_ref.as_ref()),
+                    )
                 },
             },
             FamilySpec {

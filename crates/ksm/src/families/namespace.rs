@@ -1,10 +1,11 @@
 //! `kube_namespace_*`.
 
-use ferrocrane_core::exposition::Metric;
 use ferrocrane_core::exposition::MetricType::Gauge;
 use k8s_openapi::api::core::v1::Namespace;
 
-use super::util::{annotations_family, bool_f64, created, labels_family};
+use super::util::{
+    annotations_family, bool_f64, condition_type_status_samples, created, labels_family,
+};
 use super::{FamilySpec, ResourceFamilies, Stability::*, sample};
 
 pub fn families() -> ResourceFamilies<Namespace> {
@@ -72,26 +73,12 @@ pub fn families() -> ResourceFamilies<Namespace> {
                         .and_then(|s| s.conditions.as_ref())
                         .into_iter()
                         .flatten()
-                        .flat_map(|c| condition_metrics(&c.type_, &c.status))
+                        .flat_map(|c| condition_type_status_samples(&c.type_, &c.status))
                         .collect()
                 },
             },
         ],
     }
-}
-
-/// One condition as upstream's `addConditionMetrics`: a sample per possible status.
-fn condition_metrics(type_: &str, status: &str) -> Vec<Metric> {
-    ["True", "False", "Unknown"]
-        .iter()
-        .map(|s| {
-            sample(
-                &["condition", "status"],
-                vec![type_.to_string(), s.to_lowercase()],
-                bool_f64(status == *s),
-            )
-        })
-        .collect()
 }
 
 #[cfg(test)]

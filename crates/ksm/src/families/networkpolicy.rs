@@ -3,12 +3,8 @@
 use ferrocrane_core::exposition::MetricType::Gauge;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 
-use super::util::{annotations_family, labels_family, unix_seconds};
+use super::util::{annotations_family, go_unix, labels_family};
 use super::{FamilySpec, ResourceFamilies, Stability::*, bare};
-
-/// `time.Time{}.Unix()` in Go: what upstream reports for a missing creation timestamp,
-/// since this family (unlike most `_created` families) does not check `IsZero()`.
-const GO_ZERO_TIME_UNIX: f64 = -62_135_596_800.0;
 
 pub fn families() -> ResourceFamilies<NetworkPolicy> {
     ResourceFamilies {
@@ -28,15 +24,9 @@ pub fn families() -> ResourceFamilies<NetworkPolicy> {
                 stability: Alpha,
                 deprecated_since: None,
                 opt_in: false,
-                generate: |n, _| {
-                    vec![bare(
-                        n.metadata
-                            .creation_timestamp
-                            .as_ref()
-                            .map(unix_seconds)
-                            .unwrap_or(GO_ZERO_TIME_UNIX),
-                    )]
-                },
+                // Unlike most `_created` families, upstream does not check `IsZero()`
+                // here: a missing creation timestamp reports Go's zero time.
+                generate: |n, _| vec![bare(go_unix(n.metadata.creation_timestamp.as_ref()))],
             },
             FamilySpec {
                 name: "kube_networkpolicy_annotations",

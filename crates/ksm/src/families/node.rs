@@ -6,7 +6,10 @@ use ferrocrane_core::quantity::Quantity;
 use k8s_openapi::api::core::v1::{Node, NodeSpec, NodeStatus};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as KubeQuantity;
 
-use super::util::{annotations_family, bool_f64, created, deletion_timestamp, labels_family};
+use super::util::{
+    annotations_family, bool_f64, condition_type_status_samples, created, deletion_timestamp,
+    labels_family,
+};
 use super::{FamilySpec, ResourceFamilies, Stability::*, bare, sample};
 
 const ROLE_PREFIX: &str = "node-role.kubernetes.io/";
@@ -164,7 +167,7 @@ pub fn families() -> ResourceFamilies<Node> {
                         .and_then(|s| s.conditions.as_ref())
                         .into_iter()
                         .flatten()
-                        .flat_map(|c| condition_metrics(&c.type_, &c.status))
+                        .flat_map(|c| condition_type_status_samples(&c.type_, &c.status))
                         .collect()
                 },
             },
@@ -241,20 +244,6 @@ fn info(n: &Node) -> Vec<Metric> {
         ],
         1.0,
     )]
-}
-
-/// One condition as upstream's `addConditionMetrics`: a sample per possible status.
-fn condition_metrics(type_: &str, status: &str) -> Vec<Metric> {
-    ["True", "False", "Unknown"]
-        .iter()
-        .map(|s| {
-            sample(
-                &["condition", "status"],
-                vec![type_.to_string(), s.to_lowercase()],
-                bool_f64(status == *s),
-            )
-        })
-        .collect()
 }
 
 /// `kube_node_status_allocatable` / `_capacity`: known resources with their unit,

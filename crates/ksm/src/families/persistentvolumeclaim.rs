@@ -1,11 +1,13 @@
 //! `kube_persistentvolumeclaim_*`.
 
-use ferrocrane_core::exposition::Metric;
 use ferrocrane_core::exposition::MetricType::Gauge;
 use ferrocrane_core::quantity::Quantity;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, PersistentVolumeClaimSpec};
 
-use super::util::{annotations_family, bool_f64, created, deletion_timestamp, labels_family};
+use super::util::{
+    annotations_family, bool_f64, condition_type_status_samples, created, deletion_timestamp,
+    labels_family,
+};
 use super::{FamilySpec, ResourceFamilies, Stability::*, bare, sample};
 
 /// The beta annotation that, when present, wins over `spec.storageClassName`.
@@ -143,7 +145,7 @@ pub fn families() -> ResourceFamilies<PersistentVolumeClaim> {
                         .and_then(|s| s.conditions.as_ref())
                         .into_iter()
                         .flatten()
-                        .flat_map(|c| condition_metrics(&c.type_, &c.status))
+                        .flat_map(|c| condition_type_status_samples(&c.type_, &c.status))
                         .collect()
                 },
             },
@@ -167,20 +169,6 @@ pub fn families() -> ResourceFamilies<PersistentVolumeClaim> {
             },
         ],
     }
-}
-
-/// One condition as upstream's `addConditionMetrics`: a sample per possible status.
-fn condition_metrics(type_: &str, status: &str) -> Vec<Metric> {
-    ["True", "False", "Unknown"]
-        .iter()
-        .map(|s| {
-            sample(
-                &["condition", "status"],
-                vec![type_.to_string(), s.to_lowercase()],
-                bool_f64(status == *s),
-            )
-        })
-        .collect()
 }
 
 #[cfg(test)]

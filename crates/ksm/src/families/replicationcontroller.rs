@@ -4,8 +4,8 @@ use ferrocrane_core::exposition::Metric;
 use ferrocrane_core::exposition::MetricType::Gauge;
 use k8s_openapi::api::core::v1::{ReplicationController, ReplicationControllerStatus};
 
-use super::util::{created, owner_labels};
-use super::{FamilySpec, ResourceFamilies, Stability::*, bare, sample};
+use super::util::{created, owner_family};
+use super::{FamilySpec, ResourceFamilies, Stability::*, bare};
 
 /// A status counter; an absent status or field counts as 0, as Go's zero value does.
 fn status_value(
@@ -13,26 +13,6 @@ fn status_value(
     field: fn(&ReplicationControllerStatus) -> Option<f64>,
 ) -> Vec<Metric> {
     vec![bare(r.status.as_ref().and_then(field).unwrap_or(0.0))]
-}
-
-const OWNER_KEYS: &[&str] = &["owner_kind", "owner_name", "owner_is_controller"];
-
-/// One sample per owner reference; one with empty labels when there is none.
-fn owner(r: &ReplicationController) -> Vec<Metric> {
-    let owners = owner_labels(&r.metadata);
-    if owners.is_empty() {
-        return vec![sample(
-            OWNER_KEYS,
-            vec![String::new(), String::new(), String::new()],
-            1.0,
-        )];
-    }
-    owners
-        .into_iter()
-        .map(|(kind, name, controller)| {
-            sample(OWNER_KEYS, vec![kind, name, controller.to_string()], 1.0)
-        })
-        .collect()
 }
 
 pub fn families() -> ResourceFamilies<ReplicationController> {
@@ -131,7 +111,7 @@ pub fn families() -> ResourceFamilies<ReplicationController> {
                 stability: Alpha,
                 deprecated_since: None,
                 opt_in: false,
-                generate: |r, _| owner(r),
+                generate: |r, _| owner_family(&r.metadata),
             },
         ],
     }

@@ -1,10 +1,9 @@
 //! `kube_secret_*`.
 
-use ferrocrane_core::exposition::Metric;
 use ferrocrane_core::exposition::MetricType::Gauge;
 use k8s_openapi::api::core::v1::Secret;
 
-use super::util::{annotations_family, created, labels_family, owner_labels, resource_version};
+use super::util::{annotations_family, created, labels_family, owner_family, resource_version};
 use super::{FamilySpec, ResourceFamilies, Stability::*, bare, sample};
 
 pub fn families() -> ResourceFamilies<Secret> {
@@ -85,27 +84,10 @@ pub fn families() -> ResourceFamilies<Secret> {
                 stability: Alpha,
                 deprecated_since: None,
                 opt_in: false,
-                generate: |s, _| owner(s),
+                generate: |s, _| owner_family(&s.metadata),
             },
         ],
     }
-}
-
-/// One sample per owner reference; a single all-empty sample when there is none.
-fn owner(s: &Secret) -> Vec<Metric> {
-    const KEYS: &[&str] = &["owner_kind", "owner_name", "owner_is_controller"];
-    let owners = owner_labels(&s.metadata);
-    if owners.is_empty() {
-        return vec![sample(
-            KEYS,
-            vec![String::new(), String::new(), String::new()],
-            1.0,
-        )];
-    }
-    owners
-        .into_iter()
-        .map(|(kind, name, controller)| sample(KEYS, vec![kind, name, controller.to_string()], 1.0))
-        .collect()
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use ferrocrane_core::exposition::{Metric, kube_btree_labels_to_prometheus};
 use ferrocrane_core::quantity::Quantity;
+use k8s_openapi::api::admissionregistration::v1::{ParamRef, WebhookClientConfig};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as KubeQuantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
@@ -106,4 +107,126 @@ pub fn resource_version(meta: &ObjectMeta) -> Vec<Metric> {
         .and_then(|rv| rv.parse::<f64>().ok())
         .map(|v| vec![super::bare(v)])
         .unwrap_or_default()
+}
+
+/// Go's `time.Time{}.Unix()`: what upstream reports for an unset timestamp, and the
+/// value `metav1.Time.IsZero` recognises.
+pub const GO_ZERO_TIME_UNIX: i64 = -62_135_596_800;
+
+/// `t.Unix()` of a `metav1.Time` field, where a missing time is Go's zero time.
+pub fn go_unix(t: Option<&Time>) -> f64 {
+    t.map(unix_seconds).unwrap_or(GO_ZERO_TIME_UNIX as f64)
+}
+
+/// A set time that is not Go's zero time (`!t.IsZero()`), in seconds.
+pub fn non_zero_seconds(t: Option<&Time>) -> Option<i64> {
+    t.map(|t| t.0.as_second())
+        .filter(|&s| s != GO_ZERO_TIME_UNIX)
+}
+
+/// Condition statuses in upstream's order (`addConditionMetrics`), with the label
+/// value each is reported as.
+pub const CONDITION_STATUSES: [(&str, &str); 3] =
+    [("True", "true"), ("False", "false"), ("Unknown", "unknown")];
+
+/// Upstream's `addConditionMetrics` for one condition: a `(label, value)` per possible
+/// status, 1 for the one `status` matches (exactly, case-sensitive) and 0 for the others.
+pub fn condition_status_values(status: &str) -> impl Iterator<Item = (&'static str, f64)> + '_ {
+    CONDITION_STATUSES
+        .iter()
+        .map(move |&(s, label)| (label, bool_f64(status == s)))
+}
+
+/// `condition="true|false|unknown"` samples for one condition (pod, job).
+pub fn condition_status_samples(status: &str) -> Vec<Metric> {
+    condition_status_values(status)
+        .map(|(label, v)| super::sample(&["condition"], vec![label.to_string()], v))
+        .collect()
+}
+
+/// `condition="<type>",status="true|false|unknown"` samples for one condition
+/// (namespace, node, persistentvolumeclaim, horizontalpodautoscaler).
+pub fn condition_type_status_samples(type_: &str, status: &str) -> Vec<Metric> {
+    condition_status_values(status)
+        .map(|(label, v)| {
+            super::sample(
+                &["condition", "status"],
+                vec![type_.to_string(), label.to_string()],
+                v,
+            )
+        })
+        .collect()
+}
+
+/// The `kube_*_owner` family: one sample per owner reference with
+/// `owner_kind`, `owner_name`, `owner_is_controller`; a single sample with empty
+/// labels when there is none.
+pub fn owner_family(meta: &ObjectMeta) -> Vec<Metric> {
+    const KEYS: &[&str] = &["owner_kind", "owner_name", "owner_is_controller"];
+    let owners = owner_labels(meta);
+    if owners.is_empty() {
+        return vec![super::sample(KEYS, vec![String::new(); 3], 1.0)];
+    }
+    owners
+        .into_iter()
+        .map(|(kind, name, controller)| {
+            super::sample(KEYS, vec![kind, name, controller.to_string()], 1.0)
+        })
+        .collect()
+}
+
+/// [`owner_family`] without `owner_is_controller`, as `kube_deployment_owner` has it.
+pub fn owner_kind_name_family(meta: &ObjectMeta) -> Vec<Metric> {
+    const KEYS: &[&str] = &["owner_kind", "owner_name"];
+    let owners = owner_labels(meta);
+    if owners.is_empty() {
+        return vec![super::sample(KEYS, vec![String::new(); 2], 1.0)];
+    }
+    owners
+        .into_iter()
+        .map(|(kind, name, _)| super::sample(KEYS, vec![kind, name], 1.0))
+        .collect()
+}
+
+/// `kube_{mutating,validating}webhookconfiguration_webhook_clientconfig_service`: one
+/// sample per webhook `(name, client config)`; empty service labels for a URL webhook.
+pub fn webhook_clientconfig_service<'a>(
+    hooks: impl Iterator<Item = (&'a str, &'a WebhookClientConfig)>,
+) -> Vec<Metric> {
+    hooks
+        .map(|(hook, config)| {
+            let (name, namespace) = config
+                .service
+                .as_ref()
+                .map(|s| (s.name.clone(), s.namespace.clone()))
+                .unwrap_or_default();
+            super::sample(
+                &["webhook_name", "service_name", "service_namespace"],
+                vec![hook.to_string(), name, namespace],
+                1.0,
+            )
+        })
+        .collect()
+}
+
+/// `kube_{mutating,validating}admissionpolicybinding_info`: the policy and its
+/// parameter reference, empty labels for what is unset.
+pub fn admission_policy_binding_info(policy_name: String, param: Option<&ParamRef>) -> Vec<Metric> {
+    vec![super::sample(
+        &[
+            "policy_name",
+            "param_name",
+            "param_namespace",
+            "param_not_found_action",
+        ],
+        vec![
+            policy_name,
+            param.and_then(|p| p.name.clone()).unwrap_or_default(),
+            param.and_then(|p| p.namespace.clone()).unwrap_or_default(),
+            param
+                .and_then(|p| p.parameter_not_found_action.clone())
+                .unwrap_or_default(),
+        ],
+        1.0,
+    )]
 }

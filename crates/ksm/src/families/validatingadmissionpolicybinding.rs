@@ -3,7 +3,7 @@
 use ferrocrane_core::exposition::MetricType::Gauge;
 use k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding;
 
-use super::util::created;
+use super::util::{admission_policy_binding_info, created};
 use super::{FamilySpec, ResourceFamilies, Stability::*, sample};
 
 pub fn families() -> ResourceFamilies<ValidatingAdmissionPolicyBinding> {
@@ -26,24 +26,10 @@ pub fn families() -> ResourceFamilies<ValidatingAdmissionPolicyBinding> {
                 deprecated_since: None,
                 opt_in: false,
                 generate: |b, _| {
-                    let param = b.spec.param_ref.as_ref();
-                    vec![sample(
-                        &[
-                            "policy_name",
-                            "param_name",
-                            "param_namespace",
-                            "param_not_found_action",
-                        ],
-                        vec![
-                            b.spec.policy_name.clone(),
-                            param.and_then(|p| p.name.clone()).unwrap_or_default(),
-                            param.and_then(|p| p.namespace.clone()).unwrap_or_default(),
-                            param
-                                .and_then(|p| p.parameter_not_found_action.clone())
-                                .unwrap_or_default(),
-                        ],
-                        1.0,
-                    )]
+                    admission_policy_binding_info(
+                        b.spec.policy_name.clone(),
+                        b.spec.param_ref.as_ref(),
+                    )
                 },
             },
             FamilySpec {

@@ -3,8 +3,8 @@
 use ferrocrane_core::exposition::MetricType::Gauge;
 use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
 
-use super::util::{created, resource_version};
-use super::{FamilySpec, ResourceFamilies, Stability::*, bare, sample};
+use super::util::{created, resource_version, webhook_clientconfig_service};
+use super::{FamilySpec, ResourceFamilies, Stability::*, bare};
 
 pub fn families() -> ResourceFamilies<ValidatingWebhookConfiguration> {
     ResourceFamilies {
@@ -53,23 +53,12 @@ pub fn families() -> ResourceFamilies<ValidatingWebhookConfiguration> {
                 deprecated_since: None,
                 opt_in: false,
                 generate: |w, _| {
-                    w.webhooks
-                        .iter()
-                        .flatten()
-                        .map(|hook| {
-                            let (name, namespace) = hook
-                                .client_config
-                                .service
-                                .as_ref()
-                                .map(|s| (s.name.clone(), s.namespace.clone()))
-                                .unwrap_or_default();
-                            sample(
-                                &["webhook_name", "service_name", "service_namespace"],
-                                vec![hook.name.clone(), name, namespace],
-                                1.0,
-                            )
-                        })
-                        .collect()
+                    webhook_clientconfig_service(
+                        w.webhooks
+                            .iter()
+                            .flatten()
+                            .map(|h| (h.name.as_str(), &h.client_config)),
+                    )
                 },
             },
         ],

@@ -7,19 +7,12 @@ mod status;
 
 use ferrocrane_core::exposition::{Metric, MetricType, MetricType::Counter, MetricType::Gauge};
 use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use super::util::{annotations_family, created, deletion_timestamp, labels_family, unix_seconds};
+use super::util::{
+    annotations_family, created, deletion_timestamp, go_unix, labels_family, owner_family,
+};
 use super::{FamilyContext, FamilySpec, ResourceFamilies, Stability, Stability::*};
 use containers::{containers, init_containers, init_statuses, limits, requests, statuses};
-
-/// Go's `time.Time{}.Unix()`: what upstream reports for a missing timestamp.
-const GO_ZERO_TIME_UNIX: f64 = -62_135_596_800.0;
-
-/// `t.Unix()` of a `metav1.Time` field, where a missing time is Go's zero time.
-fn go_unix(t: Option<&Time>) -> f64 {
-    t.map(unix_seconds).unwrap_or(GO_ZERO_TIME_UNIX)
-}
 
 /// `spec.nodeName`, empty when unset.
 fn node_name(p: &Pod) -> &str {
@@ -319,7 +312,7 @@ pub fn families() -> ResourceFamilies<Pod> {
                 "Information about the Pod's owner.",
                 Gauge,
                 Stable,
-                |p, _| spec::owner(p),
+                |p, _| owner_family(&p.metadata),
             ),
             family(
                 "kube_pod_resourceclaim_info",

@@ -32,26 +32,6 @@ pub(super) fn overhead_memory_bytes(p: &Pod) -> Vec<Metric> {
         .unwrap_or_default()
 }
 
-/// `kube_pod_owner`: one sample per owner reference, or one with empty labels.
-pub(super) fn owner(p: &Pod) -> Vec<Metric> {
-    const KEYS: &[&str] = &["owner_kind", "owner_name", "owner_is_controller"];
-    let owners = p.metadata.owner_references.as_deref().unwrap_or(&[]);
-    if owners.is_empty() {
-        return vec![sample(
-            KEYS,
-            vec![String::new(), String::new(), String::new()],
-            1.0,
-        )];
-    }
-    owners
-        .iter()
-        .map(|o| {
-            let controller = o.controller.unwrap_or(false).to_string();
-            sample(KEYS, vec![o.kind.clone(), o.name.clone(), controller], 1.0)
-        })
-        .collect()
-}
-
 /// `kube_pod_resourceclaim_info`: one sample per `spec.resourceClaims` entry naming a
 /// claim or a template; a template's claim name is resolved from the status.
 pub(super) fn resourceclaim_info(p: &Pod) -> Vec<Metric> {

@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::{Pod, PodCondition, PodStatus};
 
 use super::containers::statuses;
 use super::{go_unix, node_name};
-use crate::families::util::{bool_f64, unix_seconds};
+use crate::families::util::{bool_f64, condition_status_samples, unix_seconds};
 use crate::families::{bare, sample};
 
 /// Reasons `kube_pod_status_reason` reports by name; any other `status.reason` is `Other`.
@@ -152,17 +152,11 @@ pub(super) fn qos_class(p: &Pod) -> Vec<Metric> {
 /// Upstream's `addConditionMetrics` for every condition of type `type_`:
 /// `condition="true|false|unknown"`, 1 for the one matching the status.
 pub(super) fn condition_statuses(p: &Pod, type_: &str) -> Vec<Metric> {
-    let mut out = Vec::new();
-    for c in conditions(p).iter().filter(|c| c.type_ == type_) {
-        for (label, status) in [("true", "True"), ("false", "False"), ("unknown", "Unknown")] {
-            out.push(sample(
-                &["condition"],
-                vec![label.to_string()],
-                bool_f64(c.status == status),
-            ));
-        }
-    }
-    out
+    conditions(p)
+        .iter()
+        .filter(|c| c.type_ == type_)
+        .flat_map(|c| condition_status_samples(&c.status))
+        .collect()
 }
 
 /// The last transition time of every condition of type `type_` with status `status`.

@@ -1,0 +1,234 @@
+//! Render and scrape costs of ksm.
+//!
+//! - `render/pod`: one realistic Pod (three containers, one init container, labels,
+//!   conditions, resources) through every default pod family: the work done per
+//!   watch event.
+//! - `scrape/1000x3`: `MetricsStore::write_all` over stores holding 1000 pods, 1000
+//!   configmaps and 1000 services: the workload of upstream's
+//!   `BenchmarkKubeStateMetrics`, scrape side only (rendering happens on change).
+//! - `populate/1000x3`: rendering those 3000 objects into fresh stores, i.e. the cost
+//!   of an initial list.
+//!
+//! Run: `cargo bench -p ferrocrane-ksm --bench render -- --warm-up-time 1 --measurement-time 5`
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use ferrocrane_core::exposition::Format;
+use ferrocrane_ksm::families::{FamilyContext, ResourceFamilies, configmap, pod, service};
+use ferrocrane_ksm::store::MetricsStore;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Service};
+use serde_json::json;
+
+const N: usize = 1000;
+
+fn pod_object(i: usize) -> Pod {
+    let container = |name: &str, image: &str, port: i32| {
+        json!({
+            "name": name, "image": image,
+            "ports": [{ "containerPort": port, "protocol": "TCP" }],
+            "resources": {
+                "requests": { "cpu": "250m", "memory": "256Mi", "ephemeral-storage": "1Gi" },
+                "limits": { "cpu": "1", "memory": "512Mi", "nvidia.com/gpu": "1" }
+            }
+        })
+    };
+    let running = |name: &str, image: &str, restarts: i32| {
+        json!({
+            "name": name, "image": image, "imageID": format!("docker-pullable://{image}@sha256:0123"),
+            "containerID": format!("containerd://{name}-{i}"),
+            "ready": true, "started": true, "restartCount": restarts,
+            "state": { "running": { "startedAt": "2024-05-01T10:00:10Z" } },
+            "lastState": { "terminated": {
+                "exitCode": 137, "reason": "OOMKilled",
+                "startedAt": "2024-05-01T09:00:00Z", "finishedAt": "2024-05-01T10:00:00Z"
+            } }
+        })
+    };
+    serde_json::from_value(json!({
+        "metadata": {
+            "name": format!("web-{i}"), "namespace": "default", "uid": format!("pod-uid-{i}"),
+            "creationTimestamp": "2024-05-01T10:00:00Z",
+            "labels": { "app": "web", "tier": "frontend", "pod-template-hash": "7d9c8b", "release": "stable" },
+            "annotations": { "prometheus.io/scrape": "true" },
+            "ownerReferences": [{
+                "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7d9c8b",
+                "uid": "rs-uid", "controller": true
+            }]
+        },
+        "spec": {
+            "nodeName": "node-1", "priorityClassName": "high", "serviceAccountName": "web",
+            "schedulerName": "default-scheduler", "restartPolicy": "Always",
+            "initContainers": [container("init-db", "busybox:1.36", 9000)],
+            "containers": [
+                container("app", "registry.example/web:1.2.3", 8080),
+                container("sidecar", "envoyproxy/envoy:v1.30", 9901),
+                container("log-shipper", "fluent/fluent-bit:3.0", 2020)
+            ],
+            "volumes": [
+                { "name": "data", "persistentVolumeClaim": { "claimName": format!("data-{i}") } },
+                { "name": "config", "configMap": { "name": "web-config" } }
+            ],
+            "tolerations": [
+                { "key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300 }
+            ]
+        },
+        "status": {
+            "phase": "Running", "qosClass": "Burstable",
+            "hostIP": "10.0.0.1", "podIP": format!("10.1.{}.{}", i / 250, i % 250),
+            "podIPs": [{ "ip": format!("10.1.{}.{}", i / 250, i % 250) }],
+            "startTime": "2024-05-01T10:00:01Z",
+            "conditions": [
+                { "type": "PodScheduled", "status": "True", "lastTransitionTime": "2024-05-01T10:00:01Z" },
+                { "type": "Initialized", "status": "True", "lastTransitionTime": "2024-05-01T10:00:05Z" },
+                { "type": "ContainersReady", "status": "True", "lastTransitionTime": "2024-05-01T10:00:12Z" },
+                { "type": "Ready", "status": "True", "lastTransitionTime": "2024-05-01T10:00:12Z" }
+            ],
+            "initContainerStatuses": [{
+                "name": "init-db", "image": "busybox:1.36", "imageID": "docker-pullable://busybox@sha256:1",
+                "containerID": format!("containerd://init-{i}"), "ready": true, "restartCount": 0,
+                "state": { "terminated": {
+                    "exitCode": 0, "reason": "Completed",
+                    "startedAt": "2024-05-01T10:00:02Z", "finishedAt": "2024-05-01T10:00:05Z"
+                } }
+            }],
+            "containerStatuses": [
+                running("app", "registry.example/web:1.2.3", 3),
+                running("sidecar", "envoyproxy/envoy:v1.30", 0),
+                running("log-shipper", "fluent/fluent-bit:3.0", 1)
+            ]
+        }
+    }))
+    .expect("valid pod")
+}
+
+fn configmap_object(i: usize) -> ConfigMap {
+    serde_json::from_value(json!({
+        "metadata": {
+            "name": format!("config-{i}"), "namespace": "default", "uid": format!("cm-uid-{i}"),
+            "resourceVersion": format!("{}", 100_000 + i),
+            "creationTimestamp": "2024-05-01T10:00:00Z",
+            "labels": { "app": "web" }
+        },
+        "data": { "key": "value" }
+    }))
+    .expect("valid configmap")
+}
+
+fn service_object(i: usize) -> Service {
+    serde_json::from_value(json!({
+        "metadata": {
+            "name": format!("svc-{i}"), "namespace": "default", "uid": format!("svc-uid-{i}"),
+            "creationTimestamp": "2024-05-01T10:00:00Z",
+            "labels": { "app": "web" }
+        },
+        "spec": {
+            "type": "ClusterIP", "clusterIP": format!("10.96.{}.{}", i / 250, i % 250),
+            "ports": [{ "name": "http", "port": 80, "targetPort": 8080, "protocol": "TCP" }],
+            "selector": { "app": "web" }
+        }
+    }))
+    .expect("valid service")
+}
+
+/// The families a default deployment serves: every non-opt-in one.
+fn default_enabled<T>(families: &ResourceFamilies<T>) -> Vec<usize> {
+    (0..families.families.len())
+        .filter(|&i| !families.families[i].opt_in)
+        .collect()
+}
+
+/// A store of `objects`, rendered as the watcher would on each add.
+fn store_of<T>(
+    families: &ResourceFamilies<T>,
+    objects: &[T],
+    uid: fn(&T) -> String,
+) -> MetricsStore {
+    let enabled = default_enabled(families);
+    let store = MetricsStore::new(families, &enabled);
+    let ctx = FamilyContext::default();
+    for obj in objects {
+        store.upsert(&uid(obj), families.render(obj, &ctx, &enabled));
+    }
+    store
+}
+
+struct Workload {
+    pods: Vec<Pod>,
+    configmaps: Vec<ConfigMap>,
+    services: Vec<Service>,
+}
+
+impl Workload {
+    fn new() -> Self {
+        Self {
+            pods: (0..N).map(pod_object).collect(),
+            configmaps: (0..N).map(configmap_object).collect(),
+            services: (0..N).map(service_object).collect(),
+        }
+    }
+
+    fn stores(&self) -> Vec<MetricsStore> {
+        vec![
+            store_of(&configmap::families(), &self.configmaps, |o| {
+                o.metadata.uid.clone().unwrap_or_default()
+            }),
+            store_of(&pod::families(), &self.pods, |o| {
+                o.metadata.uid.clone().unwrap_or_default()
+            }),
+            store_of(&service::families(), &self.services, |o| {
+                o.metadata.uid.clone().unwrap_or_default()
+            }),
+        ]
+    }
+}
+
+fn render_pod(c: &mut Criterion) {
+    let families = pod::families();
+    let enabled = default_enabled(&families);
+    let ctx = FamilyContext::default();
+    let p = pod_object(7);
+    let lines: usize = families
+        .render(&p, &ctx, &enabled)
+        .iter()
+        .map(|b| b.iter().filter(|&&c| c == b'\n').count())
+        .sum();
+    let mut group = c.benchmark_group("render");
+    group.throughput(Throughput::Elements(lines as u64));
+    group.bench_function("pod", |b| {
+        b.iter(|| families.render(black_box(&p), &ctx, &enabled))
+    });
+    group.finish();
+}
+
+fn scrape(c: &mut Criterion) {
+    let workload = Workload::new();
+    let stores = workload.stores();
+    let mut size = Vec::new();
+    for s in &stores {
+        s.write_all(&mut size, Format::Text004);
+    }
+    let hint: usize = stores.iter().map(MetricsStore::size_hint).sum();
+
+    let mut group = c.benchmark_group("scrape");
+    group.throughput(Throughput::Bytes(size.len() as u64));
+    group.bench_function("1000x3", |b| {
+        b.iter(|| {
+            let mut out = Vec::with_capacity(hint);
+            for s in &stores {
+                s.write_all(&mut out, Format::Text004);
+            }
+            black_box(out)
+        })
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("populate");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(3 * N as u64));
+    group.bench_function("1000x3", |b| b.iter(|| black_box(workload.stores())));
+    group.finish();
+}
+
+criterion_group!(benches, render_pod, scrape);
+criterion_main!(benches);

@@ -1,0 +1,861 @@
+//! The subset of `github.com/netresearch/go-cron` v0.15 that kube-state-metrics uses:
+//! `ParseStandard` (5 fields or a descriptor, optional `TZ=`/`CRON_TZ=` prefix) and
+//! `Schedule.Next`, computed with Go's `time` semantics (`time.Date` normalisation and
+//! zone-gap resolution, `Truncate` on absolute time) so results match to the second.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+use k8s_openapi::jiff::Timestamp;
+use k8s_openapi::jiff::tz::TimeZone;
+
+/// `time.Time{}.Unix()`: what Go reports for a schedule that never fires.
+pub use crate::families::util::GO_ZERO_TIME_UNIX as GO_ZERO_UNIX;
+
+const STAR_BIT: u64 = 1 << 63;
+const MAX_SPEC_LENGTH: usize = 1024;
+const SEARCH_YEARS: i64 = 5;
+
+#[derive(Clone, Copy)]
+struct Bounds {
+    min: u64,
+    max: u64,
+    names: &'static [(&'static str, u64)],
+}
+
+const MINUTES: Bounds = Bounds {
+    min: 0,
+    max: 59,
+    names: &[],
+};
+const HOURS: Bounds = Bounds {
+    min: 0,
+    max: 23,
+    names: &[],
+};
+const DOM: Bounds = Bounds {
+    min: 1,
+    max: 31,
+    names: &[],
+};
+const MONTHS: Bounds = Bounds {
+    min: 1,
+    max: 12,
+    names: &[
+        ("jan", 1),
+        ("feb", 2),
+        ("mar", 3),
+        ("apr", 4),
+        ("may", 5),
+        ("jun", 6),
+        ("jul", 7),
+        ("aug", 8),
+        ("sep", 9),
+        ("oct", 10),
+        ("nov", 11),
+        ("dec", 12),
+    ],
+};
+const DOW: Bounds = Bounds {
+    min: 0,
+    max: 7,
+    names: &[
+        ("sun", 0),
+        ("mon", 1),
+        ("tue", 2),
+        ("wed", 3),
+        ("thu", 4),
+        ("fri", 5),
+        ("sat", 6),
+    ],
+};
+
+/// A schedule's location: Go's `time.Local` (a CronJob without `timeZone`) or a zone.
+/// kube-state-metrics' image has no local zone, so `Local` is UTC here.
+#[derive(Clone)]
+pub struct Zone(Option<TimeZone>);
+
+impl Zone {
+    fn offset(&self, unix: i64) -> i64 {
+        match &self.0 {
+            None => 0,
+            Some(tz) => match Timestamp::from_second(unix) {
+                Ok(ts) => i64::from(tz.to_offset(ts).seconds()),
+                Err(_) => 0,
+            },
+        }
+    }
+}
+
+pub enum Schedule {
+    Spec {
+        minute: u64,
+        hour: u64,
+        dom: u64,
+        month: u64,
+        dow: u64,
+        zone: Zone,
+    },
+    /// `@every <duration>`, in whole seconds.
+    Every(i64),
+    /// `@triggered`, `@manual`, `@none`: never fires.
+    Triggered,
+}
+
+impl Schedule {
+    /// `Schedule.Next(t)` as Unix seconds; `GO_ZERO_UNIX` when it never fires.
+    pub fn next(&self, t: i64) -> i64 {
+        match self {
+            Schedule::Spec {
+                minute,
+                hour,
+                dom,
+                month,
+                dow,
+                zone,
+            } => spec_next(*minute, *hour, *dom, *month, *dow, zone, t).unwrap_or(GO_ZERO_UNIX),
+            Schedule::Every(secs) => t.saturating_add(*secs),
+            Schedule::Triggered => GO_ZERO_UNIX,
+        }
+    }
+}
+
+/// kube-state-metrics' `parseSchedule`: `CRON_TZ=<zone> ` prepended when set.
+pub fn parse_schedule(schedule: &str, time_zone: Option<&str>) -> Result<Schedule, ()> {
+    match time_zone {
+        Some(tz) => parse_standard(&format!("CRON_TZ={tz} {schedule}")),
+        None => parse_standard(schedule),
+    }
+}
+
+fn parse_standard(spec: &str) -> Result<Schedule, ()> {
+    if spec.is_empty() || spec.len() > MAX_SPEC_LENGTH {
+        return Err(());
+    }
+    let (zone, spec) = parse_timezone(spec)?;
+    if spec.starts_with('@') {
+        return parse_descriptor(spec, zone);
+    }
+    let fields: Vec<&str> = spec.split_whitespace().collect();
+    if fields.len() != 5 {
+        return Err(());
+    }
+    // The seconds field defaults to "0"; the hash check also sees it.
+    if fields
+        .iter()
+        .any(|f| f.split(',').any(|p| p.starts_with('H')))
+    {
+        return Err(());
+    }
+    let minute = get_field(fields[0], MINUTES)?;
+    let hour = get_field(fields[1], HOURS)?;
+    let month = get_field(fields[3], MONTHS)?;
+    let upper = fields[2].to_uppercase();
+    if upper.contains('L') || upper.contains('W') {
+        return Err(());
+    }
+    let dom = get_field(fields[2], DOM)?;
+    if fields[4].contains('#') {
+        return Err(());
+    }
+    let dow = normalize_dow(get_field(fields[4], DOW)?);
+    Ok(Schedule::Spec {
+        minute,
+        hour,
+        dom,
+        month,
+        dow,
+        zone,
+    })
+}
+
+fn parse_timezone(spec: &str) -> Result<(Zone, &str), ()> {
+    if !spec.starts_with("TZ=") && !spec.starts_with("CRON_TZ=") {
+        return Ok((Zone(None), spec));
+    }
+    let space = spec.find(' ').ok_or(())?;
+    let eq = spec.find('=').ok_or(())?;
+    let mut name = spec.get(eq + 1..space).ok_or(())?;
+    let b = name.as_bytes();
+    if b.len() >= 2
+        && ((b[0] == b'"' && b[b.len() - 1] == b'"') || (b[0] == b'\'' && b[b.len() - 1] == b'\''))
+    {
+        name = &name[1..name.len() - 1];
+    }
+    if name.is_empty()
+        || name.len() > 64
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '_' | '-' | '+' | ':'))
+    {
+        return Err(());
+    }
+    let zone = load_location(name)?;
+    let rest = trim_go_space(&spec[space..]);
+    if rest.is_empty() {
+        return Err(());
+    }
+    Ok((zone, rest))
+}
+
+fn trim_go_space(s: &str) -> &str {
+    s.trim_matches(char::is_whitespace)
+}
+
+/// `time.LoadLocation` against the system zoneinfo directories Go searches.
+fn load_location(name: &str) -> Result<Zone, ()> {
+    if name == "UTC" || name == "Local" {
+        return Ok(Zone(None));
+    }
+    if name.starts_with('/') || name.starts_with('\\') || name.contains("..") {
+        return Err(());
+    }
+    static CACHE: OnceLock<Mutex<HashMap<String, Option<TimeZone>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Ok(map) = cache.lock()
+        && let Some(hit) = map.get(name)
+    {
+        return hit.clone().map(|tz| Zone(Some(tz))).ok_or(());
+    }
+    let loaded = [
+        "/usr/share/zoneinfo/",
+        "/usr/share/lib/zoneinfo/",
+        "/usr/lib/locale/TZ/",
+        "/etc/zoneinfo/",
+    ]
+    .iter()
+    .find_map(|dir| {
+        std::fs::read(format!("{dir}{name}"))
+            .ok()
+            .and_then(|data| TimeZone::tzif(name, &data).ok())
+    });
+    if let Ok(mut map) = cache.lock() {
+        map.insert(name.to_string(), loaded.clone());
+    }
+    loaded.map(|tz| Zone(Some(tz))).ok_or(())
+}
+
+fn parse_descriptor(descriptor: &str, zone: Zone) -> Result<Schedule, ()> {
+    let all_dow = normalize_dow(all(DOW));
+    let spec = |hour, dom, month, dow| Schedule::Spec {
+        minute: 1,
+        hour,
+        dom,
+        month,
+        dow,
+        zone: zone.clone(),
+    };
+    match descriptor {
+        "@yearly" | "@annually" => return Ok(spec(1, 1 << 1, 1 << 1, all_dow)),
+        "@monthly" => return Ok(spec(1, 1 << 1, all(MONTHS), all_dow)),
+        "@weekly" => return Ok(spec(1, all(DOM), all(MONTHS), 1)),
+        "@daily" | "@midnight" => return Ok(spec(1, all(DOM), all(MONTHS), all_dow)),
+        "@hourly" => return Ok(spec(all(HOURS), all(DOM), all(MONTHS), all_dow)),
+        "@triggered" | "@manual" | "@none" => return Ok(Schedule::Triggered),
+        _ => {}
+    }
+    let duration = descriptor.strip_prefix("@every ").ok_or(())?;
+    let nanos = parse_go_duration(duration)?;
+    const SECOND: i64 = 1_000_000_000;
+    if nanos < SECOND {
+        return Err(());
+    }
+    Ok(Schedule::Every(nanos / SECOND))
+}
+
+/// Go's `time.ParseDuration`, in nanoseconds.
+fn parse_go_duration(s: &str) -> Result<i64, ()> {
+    const LIMIT: u64 = 1 << 63;
+    let mut s = s.as_bytes();
+    let mut neg = false;
+    if let Some(&c) = s.first()
+        && (c == b'-' || c == b'+')
+    {
+        neg = c == b'-';
+        s = &s[1..];
+    }
+    if s == b"0" {
+        return Ok(0);
+    }
+    if s.is_empty() {
+        return Err(());
+    }
+    let mut d: u64 = 0;
+    while !s.is_empty() {
+        if !(s[0] == b'.' || s[0].is_ascii_digit()) {
+            return Err(());
+        }
+        // Leading integer.
+        let mut v: u64 = 0;
+        let mut i = 0;
+        while i < s.len() && s[i].is_ascii_digit() {
+            if v > LIMIT / 10 {
+                return Err(());
+            }
+            v = v * 10 + u64::from(s[i] - b'0');
+            if v > LIMIT {
+                return Err(());
+            }
+            i += 1;
+        }
+        let pre = i > 0;
+        s = &s[i..];
+        // Fraction.
+        let (mut f, mut scale, mut post) = (0u64, 1f64, false);
+        if s.first() == Some(&b'.') {
+            s = &s[1..];
+            let mut i = 0;
+            let mut overflow = false;
+            while i < s.len() && s[i].is_ascii_digit() {
+                if !overflow {
+                    if f > (LIMIT - 1) / 10 {
+                        overflow = true;
+                    } else {
+                        let y = f * 10 + u64::from(s[i] - b'0');
+                        if y > LIMIT {
+                            overflow = true;
+                        } else {
+                            f = y;
+                            scale *= 10.0;
+                        }
+                    }
+                }
+                i += 1;
+            }
+            post = i > 0;
+            s = &s[i..];
+        }
+        if !pre && !post {
+            return Err(());
+        }
+        let i = s
+            .iter()
+            .position(|&c| c == b'.' || c.is_ascii_digit())
+            .unwrap_or(s.len());
+        if i == 0 {
+            return Err(());
+        }
+        let unit: u64 = match &s[..i] {
+            b"ns" => 1,
+            b"us" | [0xc2, 0xb5, b's'] | [0xce, 0xbc, b's'] => 1_000, // us, µs (U+00B5), μs (U+03BC)
+            b"ms" => 1_000_000,
+            b"s" => 1_000_000_000,
+            b"m" => 60_000_000_000,
+            b"h" => 3_600_000_000_000,
+            _ => return Err(()),
+        };
+        s = &s[i..];
+        if v > LIMIT / unit {
+            return Err(());
+        }
+        v *= unit;
+        if f > 0 {
+            v += (f as f64 * (unit as f64 / scale)) as u64;
+            if v > LIMIT {
+                return Err(());
+            }
+        }
+        d += v;
+        if d > LIMIT {
+            return Err(());
+        }
+    }
+    if neg {
+        return Ok((d as i64).wrapping_neg());
+    }
+    if d > LIMIT - 1 {
+        return Err(());
+    }
+    Ok(d as i64)
+}
+
+fn normalize_dow(bits: u64) -> u64 {
+    if bits & (1 << 7) != 0 {
+        (bits | 1) & !(1 << 7)
+    } else {
+        bits
+    }
+}
+
+fn bit(n: u64) -> u64 {
+    1u64.checked_shl(n as u32).filter(|_| n < 64).unwrap_or(0)
+}
+
+fn all(r: Bounds) -> u64 {
+    get_bits(r.min, r.max, 1) | STAR_BIT
+}
+
+fn get_field(field: &str, r: Bounds) -> Result<u64, ()> {
+    let mut bits = 0;
+    for expr in field.split(',').filter(|e| !e.is_empty()) {
+        bits |= get_range(expr, r)?;
+    }
+    Ok(bits)
+}
+
+/// `strconv.Atoi` then the non-negative check of go-cron's `mustParseInt`.
+fn must_parse_int(expr: &str) -> Result<u64, ()> {
+    let n: i64 = expr.parse().map_err(|_| ())?;
+    u64::try_from(n).map_err(|_| ())
+}
+
+fn parse_int_or_name(expr: &str, names: &[(&str, u64)]) -> Result<u64, ()> {
+    let lower = expr.to_lowercase();
+    match names.iter().find(|(n, _)| *n == lower) {
+        Some((_, v)) => Ok(*v),
+        None => must_parse_int(expr),
+    }
+}
+
+fn get_range(expr: &str, r: Bounds) -> Result<u64, ()> {
+    let range_and_step: Vec<&str> = expr.split('/').collect();
+    let low_and_high: Vec<&str> = range_and_step[0].split('-').collect();
+    let single = low_and_high.len() == 1;
+    let (start, mut end, mut extra) = if low_and_high[0] == "*" || low_and_high[0] == "?" {
+        (r.min, r.max, STAR_BIT)
+    } else {
+        let start = parse_int_or_name(low_and_high[0], r.names)?;
+        match low_and_high.len() {
+            1 => (start, start, 0),
+            2 => (start, parse_int_or_name(low_and_high[1], r.names)?, 0),
+            _ => return Err(()),
+        }
+    };
+    let step = match range_and_step.len() {
+        1 => 1,
+        2 => {
+            let step = must_parse_int(range_and_step[1])?;
+            if single {
+                end = r.max;
+            }
+            if step > 1 {
+                extra = 0;
+            }
+            step
+        }
+        _ => return Err(()),
+    };
+    // validateRangeParams; every standard field allows wraparound. Go's uint
+    // arithmetic wraps, so wrapping ops reproduce its accept/reject decisions.
+    if start < r.min || end > r.max || step == 0 {
+        return Err(());
+    }
+    let range_size = if start > end {
+        (r.max.wrapping_sub(start).wrapping_add(1))
+            .wrapping_add(end.wrapping_sub(r.min).wrapping_add(1))
+    } else {
+        end - start + 1
+    };
+    if step > 1 && step >= range_size {
+        return Err(());
+    }
+    if start > end {
+        let size = r.max - r.min + 1;
+        let extended_end = end + size;
+        let mut bits = 0;
+        let mut i = start;
+        while i <= extended_end {
+            let val = if i > r.max {
+                (i - r.min) % size + r.min
+            } else {
+                i
+            };
+            bits |= bit(val);
+            match i.checked_add(step) {
+                Some(n) => i = n,
+                None => break,
+            }
+        }
+        return Ok(bits | extra);
+    }
+    Ok(get_bits(start, end, step) | extra)
+}
+
+fn get_bits(low: u64, high: u64, step: u64) -> u64 {
+    if step == 1 {
+        return !(u64::MAX.checked_shl((high + 1) as u32).unwrap_or(0))
+            & u64::MAX.checked_shl(low as u32).unwrap_or(0);
+    }
+    let mut bits = 0;
+    let mut i = low;
+    while i <= high {
+        bits |= bit(i);
+        match i.checked_add(step) {
+            Some(n) => i = n,
+            None => break,
+        }
+    }
+    bits
+}
+
+// ---- Go `time` semantics on Unix seconds in one zone ----
+
+struct Civil {
+    year: i64,
+    month: i64,
+    day: i64,
+    hour: i64,
+    minute: i64,
+    second: i64,
+    weekday: i64,
+}
+
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+fn civil(t: i64, zone: &Zone) -> Civil {
+    let local = t + zone.offset(t);
+    let days = local.div_euclid(86_400);
+    let secs = local.rem_euclid(86_400);
+    let (year, month, day) = civil_from_days(days);
+    Civil {
+        year,
+        month,
+        day,
+        hour: secs / 3600,
+        minute: secs % 3600 / 60,
+        second: secs % 60,
+        weekday: (days + 4).rem_euclid(7),
+    }
+}
+
+/// `time.Date(y, m, d, h, mi, s, 0, zone)`, including its normalisation of
+/// out-of-range values and its choice of offset in gaps and overlaps.
+fn date(y: i64, m: i64, d: i64, h: i64, mi: i64, s: i64, zone: &Zone) -> i64 {
+    let m0 = m - 1;
+    let (y, m) = (y + m0.div_euclid(12), m0.rem_euclid(12) + 1);
+    let local = (days_from_civil(y, m, 1) + d - 1) * 86_400 + h * 3600 + mi * 60 + s;
+    let guess = zone.offset(local);
+    if guess == 0 {
+        return local;
+    }
+    local - zone.offset(local - guess)
+}
+
+fn add_date(t: i64, months: i64, days: i64, zone: &Zone) -> i64 {
+    let c = civil(t, zone);
+    date(
+        c.year,
+        c.month + months,
+        c.day + days,
+        c.hour,
+        c.minute,
+        c.second,
+        zone,
+    )
+}
+
+fn matches(value: i64, bits: u64) -> bool {
+    bit(value as u64) & bits != 0
+}
+
+/// `SpecSchedule.Next` (seconds always 0, any year, day-of-month AND day-of-week).
+fn spec_next(
+    minute: u64,
+    hour: u64,
+    dom: u64,
+    month: u64,
+    dow: u64,
+    zone: &Zone,
+    t: i64,
+) -> Option<i64> {
+    // A field no value can match never fires: Go searches five years, then gives up.
+    if minute & all(MINUTES) & !STAR_BIT == 0
+        || hour & all(HOURS) & !STAR_BIT == 0
+        || dom & all(DOM) & !STAR_BIT == 0
+        || month & all(MONTHS) & !STAR_BIT == 0
+        || dow & all(DOW) & !STAR_BIT == 0
+    {
+        return None;
+    }
+    let mut t = t.checked_add(1)?;
+    let mut added = false;
+    let year_limit = civil(t, zone).year + SEARCH_YEARS;
+    'wrap: loop {
+        if civil(t, zone).year > year_limit {
+            return None;
+        }
+        loop {
+            let c = civil(t, zone);
+            if matches(c.month, month) {
+                break;
+            }
+            if !added {
+                added = true;
+                t = date(c.year, c.month, 1, 0, 0, 0, zone);
+            }
+            t = add_date(t, 1, 0, zone);
+            if civil(t, zone).month == 1 {
+                continue 'wrap;
+            }
+        }
+        loop {
+            let c = civil(t, zone);
+            if matches(c.day, dom) && matches(c.weekday, dow) {
+                break;
+            }
+            if !added {
+                added = true;
+                t = date(c.year, c.month, c.day, 0, 0, 0, zone);
+            }
+            t = add_date(t, 0, 1, zone);
+            // normalizeDSTDay
+            let h = civil(t, zone).hour;
+            if h > 12 {
+                t += (24 - h) * 3600;
+            } else if h != 0 {
+                t -= h * 3600;
+            }
+            if civil(t, zone).day == 1 {
+                continue 'wrap;
+            }
+        }
+        loop {
+            let c = civil(t, zone);
+            if matches(c.hour, hour) {
+                break;
+            }
+            if !added {
+                added = true;
+                t = date(c.year, c.month, c.day, c.hour, 0, 0, zone);
+            }
+            let prev_hour = civil(t, zone).hour;
+            t += 3600;
+            let cur_hour = civil(t, zone).hour;
+            if cur_hour - prev_hour == 2 && matches(cur_hour - 1, hour) {
+                break;
+            }
+            if cur_hour == 0 {
+                continue 'wrap;
+            }
+        }
+        while !matches(civil(t, zone).minute, minute) {
+            if !added {
+                added = true;
+                t -= t.rem_euclid(60);
+            }
+            t += 60;
+            if civil(t, zone).minute == 0 {
+                continue 'wrap;
+            }
+        }
+        // Go discards advanceSecond's `added`; times are whole seconds, so its
+        // Truncate(time.Second) changes nothing either.
+        while !matches(civil(t, zone).second, 1) {
+            t += 1;
+            if civil(t, zone).second == 0 {
+                continue 'wrap;
+            }
+        }
+        return Some(t);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn next(spec: &str, tz: Option<&str>, t: &str) -> i64 {
+        let t: Timestamp = t.parse().expect("timestamp");
+        parse_schedule(spec, tz)
+            .expect("valid schedule")
+            .next(t.as_second())
+    }
+
+    fn at(t: &str) -> i64 {
+        t.parse::<Timestamp>().expect("timestamp").as_second()
+    }
+
+    #[test]
+    fn standard_fields() {
+        assert_eq!(
+            next("0 */6 * * *", None, "2018-03-11T04:34:56Z"),
+            at("2018-03-11T06:00:00Z")
+        );
+        assert_eq!(
+            next("25 * * * *", None, "2018-03-11T10:34:56Z"),
+            at("2018-03-11T11:25:00Z")
+        );
+        assert_eq!(
+            next("*/15 * * * *", None, "2024-12-31T23:59:00Z"),
+            at("2025-01-01T00:00:00Z")
+        );
+        assert_eq!(
+            next("0 0 29 2 *", None, "2023-03-01T00:00:00Z"),
+            at("2024-02-29T00:00:00Z")
+        );
+        assert_eq!(
+            next("30 9 * JAN-mar mon-FRI", None, "2024-03-29T10:00:00Z"),
+            at("2025-01-01T09:30:00Z")
+        );
+        // Day of month AND day of week (go-cron's default, unlike Vixie cron).
+        assert_eq!(
+            next("0 0 13 * 5", None, "2024-01-01T00:00:00Z"),
+            at("2024-09-13T00:00:00Z")
+        );
+        // Sunday as 7, wraparound ranges.
+        assert_eq!(
+            next("0 12 * * 7", None, "2024-06-03T00:00:00Z"),
+            at("2024-06-09T12:00:00Z")
+        );
+        assert_eq!(
+            next("0 22-2/2 * * *", None, "2024-06-03T01:00:00Z"),
+            at("2024-06-03T02:00:00Z")
+        );
+        assert_eq!(
+            next("0 22-2/2 * * *", None, "2024-06-03T03:00:00Z"),
+            at("2024-06-03T22:00:00Z")
+        );
+    }
+
+    #[test]
+    fn descriptors() {
+        assert_eq!(
+            next("@hourly", None, "2024-06-03T01:00:00Z"),
+            at("2024-06-03T02:00:00Z")
+        );
+        assert_eq!(
+            next("@daily", None, "2024-06-03T01:00:00Z"),
+            at("2024-06-04T00:00:00Z")
+        );
+        assert_eq!(
+            next("@weekly", None, "2024-06-03T01:00:00Z"),
+            at("2024-06-09T00:00:00Z")
+        );
+        assert_eq!(
+            next("@monthly", None, "2024-06-03T01:00:00Z"),
+            at("2024-07-01T00:00:00Z")
+        );
+        assert_eq!(
+            next("@yearly", None, "2024-06-03T01:00:00Z"),
+            at("2025-01-01T00:00:00Z")
+        );
+        assert_eq!(
+            next("@every 1h30m", None, "2024-06-03T01:00:00Z"),
+            at("2024-06-03T02:30:00Z")
+        );
+        assert_eq!(
+            next("@every 1.5s", None, "2024-06-03T01:00:00Z"),
+            at("2024-06-03T01:00:01Z")
+        );
+        assert_eq!(next("@manual", None, "2024-06-03T01:00:00Z"), GO_ZERO_UNIX);
+        // February 30th never comes.
+        assert_eq!(
+            next("0 0 30 2 *", None, "2024-06-03T01:00:00Z"),
+            GO_ZERO_UNIX
+        );
+    }
+
+    #[test]
+    fn invalid_schedules() {
+        for spec in [
+            "",
+            "* * * *",
+            "* * * * * *",
+            "60 * * * *",
+            "* 24 * * *",
+            "* * 0 * *",
+            "* * L * *",
+            "* * * * FRI#3",
+            "H * * * *",
+            "*/0 * * * *",
+            "0-59/60 * * * *",
+            "1-2-3 * * * *",
+            "@every 500ms",
+            "@every 1h ",
+            "@reboot",
+            "TZ=Bad/Zone 0 * * * *",
+            "TZ=UTC",
+            "TZ=UTC ",
+        ] {
+            assert!(
+                parse_schedule(spec, None).is_err(),
+                "{spec:?} should be invalid"
+            );
+        }
+        assert!(parse_schedule("0 * * * *", Some("")).is_err());
+        assert!(parse_schedule("0 * * * *", Some("Not/AZone")).is_err());
+        assert!(parse_schedule("0 * * * *", Some("../etc/passwd")).is_err());
+        assert!(parse_schedule("0 * * * *", Some("UTC")).is_ok());
+        assert!(parse_schedule("TZ=\"UTC\" 0 * * * *", None).is_ok());
+    }
+
+    #[test]
+    fn go_durations() {
+        assert_eq!(parse_go_duration("1h30m"), Ok(5_400_000_000_000));
+        assert_eq!(parse_go_duration("1.5h"), Ok(5_400_000_000_000));
+        assert_eq!(parse_go_duration(".5s"), Ok(500_000_000));
+        assert_eq!(parse_go_duration("2\u{b5}s"), Ok(2_000));
+        assert_eq!(parse_go_duration("-1s"), Ok(-1_000_000_000));
+        assert_eq!(parse_go_duration("0"), Ok(0));
+        assert!(parse_go_duration("1").is_err());
+        assert!(parse_go_duration(".s").is_err());
+        assert!(parse_go_duration("9999999999h").is_err());
+    }
+
+    /// Zone-dependent cases need the system zoneinfo, as Go would.
+    #[test]
+    fn named_zones_with_go_gap_resolution() {
+        for zone in ["America/New_York", "Asia/Shanghai"] {
+            assert!(
+                load_location(zone).is_ok(),
+                "zoneinfo for {zone} missing: install Debian's tzdata (hack/setup.sh does)"
+            );
+        }
+        // Upstream's test case: 2018-03-11 12:34:56 in Shanghai -> 18:00 Shanghai.
+        assert_eq!(
+            next("0 */6 * * *", Some("Asia/Shanghai"), "2018-03-11T04:34:56Z"),
+            at("2018-03-11T10:00:00Z")
+        );
+        // 02:30 does not exist on 2024-03-10 in New York; Go's time.Date resolves
+        // it to 01:30 EST, after which the hour loop detects the skipped hour.
+        assert_eq!(
+            next(
+                "30 2 * * *",
+                Some("America/New_York"),
+                "2024-03-10T05:00:00Z"
+            ),
+            at("2024-03-10T07:30:00Z")
+        );
+        assert_eq!(
+            date(
+                2024,
+                3,
+                10,
+                2,
+                30,
+                0,
+                &load_location("America/New_York").expect("zone")
+            ),
+            at("2024-03-10T06:30:00Z")
+        );
+        // 01:30 happens twice on 2024-11-03; the first one is next.
+        assert_eq!(
+            next(
+                "30 1 * * *",
+                Some("America/New_York"),
+                "2024-11-03T04:00:00Z"
+            ),
+            at("2024-11-03T05:30:00Z")
+        );
+    }
+}
