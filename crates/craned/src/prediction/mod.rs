@@ -1,0 +1,1 @@
+//! Predictors: turn a usage history into an estimate.
