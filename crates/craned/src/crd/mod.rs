@@ -6,6 +6,9 @@
 //! CRDs have `subresources: {}`), so a user's `kubectl apply` of a rule or recommendation cannot
 //! wipe what craned computed, and craned writes status with server-side apply on `/status`.
 
+// kube-derive's repeated `printcolumn(type_ = ...)` reads to clippy as duplicated attributes.
+#![allow(clippy::duplicated_attributes)]
+
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::ObjectReference;
