@@ -235,10 +235,8 @@ impl Config {
 
 /// Crane's `utils.ParseDuration` in whole seconds (sub-second parts are dropped).
 pub fn parse_duration_secs(s: &str) -> Option<i64> {
-    if let Some(days) = s.strip_suffix('d') {
-        if let Ok(n) = days.parse::<i64>() {
-            return n.checked_mul(86_400);
-        }
+    if let Some(Ok(n)) = s.strip_suffix('d').map(str::parse::<i64>) {
+        return n.checked_mul(86_400);
     }
     parse_go_duration(s).map(|f| f.trunc() as i64)
 }

@@ -363,12 +363,12 @@ impl ResourceRecommender {
             oom_protected,
             normalized: false,
         };
-        if cfg.specification {
-            if let Some((cpu, mem)) = normalize(cpu_millis, memory_bytes, &cfg.specifications) {
-                out.cpu_millis = cpu;
-                out.memory_bytes = mem;
-                out.normalized = true;
-            }
+        if cfg.specification
+            && let Some((cpu, mem)) = normalize(cpu_millis, memory_bytes, &cfg.specifications)
+        {
+            out.cpu_millis = cpu;
+            out.memory_bytes = mem;
+            out.normalized = true;
         }
         Ok(out)
     }

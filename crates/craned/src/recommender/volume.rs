@@ -14,12 +14,12 @@ pub fn recommend<'a>(
     claim: Option<&str>,
     pod_claims: impl IntoIterator<Item = &'a str>,
 ) -> Result<Proposal, RecommendError> {
-    if let Some(claim) = claim {
-        if pod_claims.into_iter().any(|c| c == claim) {
-            return Err(RecommendError::NotApplicable(format!(
-                "Volume {volume} is not an orphan volume"
-            )));
-        }
+    if let Some(claim) = claim
+        && pod_claims.into_iter().any(|c| c == claim)
+    {
+        return Err(RecommendError::NotApplicable(format!(
+            "Volume {volume} is not an orphan volume"
+        )));
     }
     Ok(Proposal {
         action: actions::DELETE,
