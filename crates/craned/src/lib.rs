@@ -1,8 +1,14 @@
 //! craned: Crane's recommendation manager.
 //!
-//! The controller lands with its own issue; today the binary only parses its flags.
+//! The pure core lives in [`crd`] (the CustomResourceDefinitions), [`prediction`] (percentile
+//! histogram) and [`recommender`] (each recommender as a function of its inputs). The controller
+//! lands with its own issue.
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
+
+pub mod crd;
+pub mod prediction;
+pub mod recommender;
 
 /// Flags keep Crane's names so users can swap the image and keep their manifests.
 #[derive(Debug, Parser)]
@@ -12,6 +18,8 @@ use clap::Parser;
     about = "Crane-compatible recommendation manager"
 )]
 pub struct Args {
+    #[command(subcommand)]
+    pub command: Option<Command>,
     /// Prometheus address.
     #[arg(long = "prometheus-address", default_value = "")]
     pub prometheus_address: String,
@@ -25,6 +33,22 @@ pub struct Args {
     pub log: ferrocrane_core::server::LogArgs,
 }
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("craned is not implemented yet: only --help and --version work in this build")
+/// One-shot commands; without one, craned runs as the manager.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the Recommendation and RecommendationRule CustomResourceDefinitions as YAML
+    /// (what deploy/crds/ holds).
+    Crd,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    match args.command {
+        Some(Command::Crd) => {
+            print!("{}", crd::all_crds_yaml()?);
+            Ok(())
+        }
+        None => anyhow::bail!(
+            "craned is not implemented yet: only `craned crd`, --help and --version work in this build"
+        ),
+    }
 }
