@@ -298,9 +298,12 @@ fn compile_rules(
         .enumerate()
         .map(|(i, rule)| {
             let at = format!("{section}[{i}]");
-            let namer = Namer::new(rule).map_err(|e| {
-                ValidationError::new(field_of(&e), rule_message(&e, &rule.series_query)).at(&at)
-            })?;
+            let namer = Namer::new(rule)
+                .and_then(|n| n.check_promql().map(|()| n))
+                .map_err(|e| {
+                    ValidationError::new(field_of(&e), rule_message(&e, &rule.series_query))
+                        .at(&at)
+                })?;
             if need_resources && namer.resources().is_empty() {
                 return Err(ValidationError::new(
                     "resources",

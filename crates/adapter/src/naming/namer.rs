@@ -49,18 +49,17 @@ fn unwrap_rule(e: PromqlError) -> PromqlError {
 }
 
 impl Namer {
-    /// Compiles a rule, checking everything upstream checks (in the same order, so the first
-    /// error reported is upstream's) plus the seriesQuery and the rendered metricsQuery.
+    /// Compiles a rule, checking everything upstream checks, in the same order so the first
+    /// error reported is upstream's. [`Self::check_promql`] adds the checks upstream lacks.
     pub fn new(rule: &DiscoveryRule) -> Result<Self, NamingError> {
         let sq = &rule.series_query;
-        validate_series_query(sq)?;
         let resources = ResourceConverter::new(&rule.resources)?;
         // Queries are namespaced unless the rule says otherwise (only external queries use it).
         let namespaced = rule.resources.namespaced.unwrap_or(true);
         let metrics_query =
-            validate_template(sq, &rule.metrics_query).map_err(|e| NamingError::MetricsQuery {
+            QueryTemplate::parse(&rule.metrics_query).map_err(|e| NamingError::MetricsQuery {
                 series_query: sq.clone(),
-                reason: unwrap_rule(e).to_string(),
+                reason: e.to_string(),
             })?;
 
         let mut filters = Vec::with_capacity(rule.series_filters.len() + 1);
@@ -117,6 +116,19 @@ impl Namer {
             resources,
             namespaced,
         })
+    }
+
+    /// Beyond upstream: the seriesQuery must be a PromQL series selector and the metricsQuery,
+    /// rendered with sample arguments, must be PromQL (an empty render is an error too). Config
+    /// loading runs this for every rule.
+    pub fn check_promql(&self) -> Result<(), NamingError> {
+        validate_series_query(&self.series_query)?;
+        validate_template(&self.series_query, self.metrics_query.source())
+            .map(|_| ())
+            .map_err(|e| NamingError::MetricsQuery {
+                series_query: self.series_query.clone(),
+                reason: unwrap_rule(e).to_string(),
+            })
     }
 
     /// The seriesQuery sent to `/api/v1/series`.
