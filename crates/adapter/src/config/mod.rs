@@ -381,3 +381,6 @@ pub fn load_compiled(
     })?;
     Ok((cfg, compiled))
 }
+
+#[cfg(test)]
+mod tests;
