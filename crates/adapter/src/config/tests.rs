@@ -29,7 +29,7 @@ externalRules:
 - seriesQuery: '{__name__=~"^queue_.*"}'
   resources:
     namespaced: false
-  name: {matches: "^queue_(.*)$", as: "$1_depth"}
+  name: {matches: "^queue_(.*)$", as: "${1}_depth"}
   metricsQuery: sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)
 resourceRules:
   cpu:
@@ -61,7 +61,7 @@ fn parses_upstream_format() {
     assert_eq!(cfg.rules[1].series_filters[0].is_not, ".*_total$");
     assert_eq!(cfg.rules[1].resources.template, "<<.Resource>>");
     assert_eq!(cfg.external_rules[0].resources.namespaced, Some(false));
-    assert_eq!(cfg.external_rules[0].name.as_, "$1_depth");
+    assert_eq!(cfg.external_rules[0].name.as_, "${1}_depth");
     let rr = cfg.resource_rules.as_ref().unwrap();
     assert_eq!(rr.window, PromDuration(Duration::from_secs(60)));
     assert_eq!(rr.cpu.container_label, "container");

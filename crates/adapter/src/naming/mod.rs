@@ -12,7 +12,7 @@ mod namer;
 mod resource_rules;
 mod resources;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::collections::BTreeMap;
 
