@@ -235,7 +235,7 @@ impl std::fmt::Display for PromDuration {
             ("s", 1_000, false),
             ("ms", 1, false),
         ] {
-            if exact && ms % mult != 0 {
+            if exact && !ms.is_multiple_of(mult) {
                 continue;
             }
             let v = ms / mult;

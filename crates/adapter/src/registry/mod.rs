@@ -291,14 +291,17 @@ fn failure<E: std::fmt::Display>(namer: &Namer, rule: usize, e: &E, kept: bool) 
     }
 }
 
+/// (series name, metric name) of an accepted series.
+type Named = Option<(Arc<str>, Arc<str>)>;
+
 /// Metric names per series name, computed once per distinct series name.
 struct NameMemo<'a> {
     namer: &'a Namer,
-    memo: HashMap<&'a str, Option<(Arc<str>, Arc<str>)>>,
+    memo: HashMap<&'a str, Named>,
 }
 
 impl<'a> NameMemo<'a> {
-    fn get(&mut self, series_name: &'a str) -> Option<(Arc<str>, Arc<str>)> {
+    fn get(&mut self, series_name: &'a str) -> Named {
         let namer = self.namer;
         self.memo
             .entry(series_name)

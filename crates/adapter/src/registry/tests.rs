@@ -117,10 +117,22 @@ fn names(n: &[&str]) -> Vec<String> {
     n.iter().map(|s| s.to_string()).collect()
 }
 
+/// (group, resource, namespaced, metric, namespace, names, metric selector, query)
+type Case<'a> = (
+    &'a str,
+    &'a str,
+    bool,
+    &'a str,
+    Option<&'a str>,
+    &'a [&'a str],
+    &'a str,
+    &'a str,
+);
+
 #[test]
 fn upstream_registry_queries() {
     let r = registry();
-    let cases: &[(&str, &str, bool, &str, Option<&str>, &[&str], &str, &str)] = &[
+    let cases: &[Case] = &[
         (
             "",
             "pods",
