@@ -4,6 +4,10 @@
 
 use clap::Parser;
 
+pub mod config;
+pub mod naming;
+pub mod registry;
+
 /// Flags keep prometheus-adapter's names so users can swap the image and keep their manifests.
 #[derive(Debug, Parser)]
 #[command(

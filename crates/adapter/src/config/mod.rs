@@ -1,0 +1,386 @@
+//! The metrics discovery configuration: prometheus-adapter's file format, unchanged.
+//!
+//! ```yaml
+//! rules:            # custom.metrics.k8s.io
+//! - seriesQuery: '{__name__=~"^container_.*",namespace!="",pod!=""}'
+//!   seriesFilters: [{isNot: "^container_.*_seconds_total$"}]
+//!   resources: {overrides: {namespace: {resource: namespace}, pod: {resource: pod}}}
+//!   name: {matches: "^container_(.*)_total$", as: ""}
+//!   metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>}[2m])) by (<<.GroupBy>>)'
+//! externalRules: [] # external.metrics.k8s.io, same shape
+//! resourceRules:    # metrics.k8s.io
+//!   cpu: {containerQuery: ..., nodeQuery: ..., resources: ..., containerLabel: container}
+//!   memory: {...}
+//!   window: 5m
+//! ```
+//!
+//! Parsing is strict (unknown or duplicate keys are errors naming file, line and key, as
+//! upstream's `yaml.UnmarshalStrict`), and loading compiles every rule: regexes, templates, the
+//! seriesQuery and the rendered metricsQuery are checked by the PromQL parser, so a broken rule
+//! stops the load with `rules[i]...: <upstream's message naming the series query>` instead of
+//! surfacing as an empty metric list or a failed HPA request.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use ferrocrane_core::config::{
+    ConfigError, Validate, ValidationError, load_and_validate, parse_and_validate_str,
+};
+use serde::{Deserialize, Deserializer};
+
+use crate::naming::{Namer, NamingError, ResourceQueries};
+
+/// Treats an explicit YAML `null` (`rules:` with nothing after it) like an absent key, as Go's
+/// YAML decoder does for slices and maps.
+fn null_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+/// The whole file (upstream's `MetricsDiscoveryConfig`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct MetricsDiscoveryConfig {
+    /// Rules for custom (object) metrics.
+    #[serde(default, deserialize_with = "null_default")]
+    pub rules: Vec<DiscoveryRule>,
+    /// Rules for `kubectl top`.
+    #[serde(default)]
+    pub resource_rules: Option<ResourceRules>,
+    /// Rules for external metrics.
+    #[serde(default, deserialize_with = "null_default")]
+    pub external_rules: Vec<DiscoveryRule>,
+}
+
+/// One discovery rule.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DiscoveryRule {
+    /// Series selector sent to `/api/v1/series`.
+    #[serde(default)]
+    pub series_query: String,
+    /// Extra name filters applied to the listed series.
+    #[serde(default, deserialize_with = "null_default")]
+    pub series_filters: Vec<RegexFilter>,
+    /// How labels map to Kubernetes resources.
+    #[serde(default)]
+    pub resources: ResourceMapping,
+    /// How series names become API metric names.
+    #[serde(default)]
+    pub name: NameMapping,
+    /// `<<` `>>` template of the PromQL query.
+    #[serde(default)]
+    pub metrics_query: String,
+}
+
+/// `is` or `isNot` (exactly one).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RegexFilter {
+    /// The series name must match.
+    #[serde(default)]
+    pub is: String,
+    /// The series name must not match.
+    #[serde(default)]
+    pub is_not: String,
+}
+
+/// `resources`: a label template and/or per-label overrides.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ResourceMapping {
+    /// e.g. `kube_<<.Group>>_<<.Resource>>`.
+    #[serde(default)]
+    pub template: String,
+    /// label → group-resource.
+    #[serde(default, deserialize_with = "null_default")]
+    pub overrides: BTreeMap<String, GroupResource>,
+    /// For external rules: whether the request namespace becomes a matcher (default true).
+    #[serde(default)]
+    pub namespaced: Option<bool>,
+}
+
+/// A group-resource as written in overrides (`resource: pod`, `group: apps`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupResource {
+    /// API group, empty for core.
+    #[serde(default)]
+    pub group: String,
+    /// Resource (any form the API server knows: `pod`, `pods`, `po`).
+    #[serde(default)]
+    pub resource: String,
+}
+
+/// `name`: `matches` regex and `as` replacement.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NameMapping {
+    /// Regex over the series name; empty means `.*`.
+    #[serde(default)]
+    pub matches: String,
+    /// Replacement; empty means `$0` (no group) or `$1` (one group).
+    #[serde(default, rename = "as")]
+    pub as_: String,
+}
+
+/// `resourceRules`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResourceRules {
+    /// CPU usage rule.
+    #[serde(default)]
+    pub cpu: ResourceRule,
+    /// Memory usage rule.
+    #[serde(default)]
+    pub memory: ResourceRule,
+    /// Window reported by the resource metrics API (Prometheus duration, e.g. `5m`).
+    #[serde(default)]
+    pub window: PromDuration,
+}
+
+/// `resourceRules.cpu` / `resourceRules.memory`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ResourceRule {
+    /// Per-container query template.
+    #[serde(default)]
+    pub container_query: String,
+    /// Per-node query template.
+    #[serde(default)]
+    pub node_query: String,
+    /// Label ↔ resource mapping for pods, nodes, namespaces.
+    #[serde(default)]
+    pub resources: ResourceMapping,
+    /// Label holding the container name.
+    #[serde(default)]
+    pub container_label: String,
+}
+
+/// A Prometheus duration (`5m`, `1h30m`, `2d`, `0`), as `model.Duration` parses and prints it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PromDuration(pub Duration);
+
+impl PromDuration {
+    /// Parses like `model.ParseDuration` (units y w d h m s ms, largest first, each at most once).
+    pub fn parse(s: &str) -> Result<Self, String> {
+        if s == "0" {
+            return Ok(PromDuration(Duration::ZERO));
+        }
+        if s.is_empty() {
+            return Err("empty duration string".into());
+        }
+        let bad = || {
+            format!(
+                "not a valid duration string: {}",
+                ferrocrane_core::promql::go_quote(s)
+            )
+        };
+        const UNITS: &[(&str, u64)] = &[
+            ("y", 365 * 24 * 3_600_000),
+            ("w", 7 * 24 * 3_600_000),
+            ("d", 24 * 3_600_000),
+            ("h", 3_600_000),
+            ("m", 60_000),
+            ("s", 1_000),
+            ("ms", 1),
+        ];
+        let mut rest = s;
+        let mut next_unit = 0;
+        let mut ms: u64 = 0;
+        while !rest.is_empty() {
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            if digits == 0 {
+                return Err(bad());
+            }
+            let n: u64 = rest[..digits].parse().map_err(|_| bad())?;
+            rest = &rest[digits..];
+            let unit_len = rest.bytes().take_while(|b| b.is_ascii_alphabetic()).count();
+            let unit = &rest[..unit_len];
+            rest = &rest[unit_len..];
+            let pos = UNITS[next_unit..]
+                .iter()
+                .position(|(u, _)| *u == unit)
+                .ok_or_else(bad)?;
+            let mult = UNITS[next_unit + pos].1;
+            next_unit += pos + 1;
+            ms = n
+                .checked_mul(mult)
+                .and_then(|v| ms.checked_add(v))
+                .filter(|v| *v <= i64::MAX as u64 / 1_000_000)
+                .ok_or_else(|| "duration out of range".to_owned())?;
+        }
+        Ok(PromDuration(Duration::from_millis(ms)))
+    }
+}
+
+impl std::fmt::Display for PromDuration {
+    /// Like `model.Duration.String()`: `0s`, `5m`, `1h30m`, `90d`, `1w`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut ms = self.0.as_millis() as u64;
+        if ms == 0 {
+            return f.write_str("0s");
+        }
+        const DAY: u64 = 24 * 3_600_000;
+        for (unit, mult, exact) in [
+            ("y", 365 * DAY, true),
+            ("w", 7 * DAY, true),
+            ("d", DAY, false),
+            ("h", 3_600_000, false),
+            ("m", 60_000, false),
+            ("s", 1_000, false),
+            ("ms", 1, false),
+        ] {
+            if exact && !ms.is_multiple_of(mult) {
+                continue;
+            }
+            let v = ms / mult;
+            if v > 0 {
+                write!(f, "{v}{unit}")?;
+                ms -= v * mult;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<'de> Deserialize<'de> for PromDuration {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        PromDuration::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The config compiled: what the registry and the API handlers use.
+#[derive(Debug, Clone)]
+pub struct CompiledConfig {
+    /// One namer per `rules` entry, in order.
+    pub rules: Vec<Namer>,
+    /// One namer per `externalRules` entry, in order.
+    pub external_rules: Vec<Namer>,
+    /// `resourceRules`, when configured.
+    pub resource_rules: Option<ResourceQueries>,
+}
+
+/// The field a namer error belongs to, relative to its rule.
+fn field_of(e: &NamingError) -> &'static str {
+    match e {
+        NamingError::SeriesQuery { .. } => "seriesQuery",
+        NamingError::SeriesFilter { .. } => "seriesFilters",
+        NamingError::NameMatches { .. } | NamingError::NameAsRequired { .. } => "name",
+        NamingError::ResourceTemplate { .. } | NamingError::EmptyOverride { .. } => "resources",
+        _ => "metricsQuery",
+    }
+}
+
+/// The message for a rule's error: always naming its series query.
+fn rule_message(e: &NamingError, series_query: &str) -> String {
+    match e {
+        NamingError::ResourceTemplate { .. } | NamingError::EmptyOverride { .. } => format!(
+            "{e} (series query {})",
+            ferrocrane_core::promql::go_quote(series_query)
+        ),
+        _ => e.to_string(),
+    }
+}
+
+fn compile_rules(
+    rules: &[DiscoveryRule],
+    section: &str,
+    need_resources: bool,
+) -> Result<Vec<Namer>, ValidationError> {
+    rules
+        .iter()
+        .enumerate()
+        .map(|(i, rule)| {
+            let at = format!("{section}[{i}]");
+            let namer = Namer::new(rule)
+                .and_then(|n| n.check_promql().map(|()| n))
+                .map_err(|e| {
+                    ValidationError::new(field_of(&e), rule_message(&e, &rule.series_query))
+                        .at(&at)
+                })?;
+            if need_resources && namer.resources().is_empty() {
+                return Err(ValidationError::new(
+                    "resources",
+                    format!(
+                        "neither a template nor overrides: no series of series query {} can be associated with a Kubernetes resource",
+                        ferrocrane_core::promql::go_quote(&rule.series_query)
+                    ),
+                )
+                .at(&at));
+            }
+            Ok(namer)
+        })
+        .collect()
+}
+
+impl MetricsDiscoveryConfig {
+    /// Compiles every rule; the error names the offending field (`rules[3].name`) and carries
+    /// upstream's message, which names the rule's series query.
+    pub fn compile(&self) -> Result<CompiledConfig, ValidationError> {
+        let rules = compile_rules(&self.rules, "rules", true)?;
+        let external_rules = compile_rules(&self.external_rules, "externalRules", false)?;
+        let resource_rules = match &self.resource_rules {
+            None => None,
+            Some(rr) => Some(ResourceQueries::new(rr).map_err(|e| {
+                let which = match &e {
+                    NamingError::ResourceRule { which: "CPU", .. } => "cpu",
+                    _ => "memory",
+                };
+                ValidationError::new(which, e.to_string()).at("resourceRules")
+            })?),
+        };
+        Ok(CompiledConfig {
+            rules,
+            external_rules,
+            resource_rules,
+        })
+    }
+}
+
+impl Validate for MetricsDiscoveryConfig {
+    fn validate(&self) -> Result<(), ValidationError> {
+        self.compile().map(|_| ())
+    }
+}
+
+/// Reads, strictly parses and validates a config file.
+pub fn load(path: impl AsRef<Path>) -> Result<MetricsDiscoveryConfig, ConfigError> {
+    load_and_validate(path)
+}
+
+/// Parses and validates config text; `name` is what errors call the source.
+pub fn parse_str(name: &str, text: &str) -> Result<MetricsDiscoveryConfig, ConfigError> {
+    parse_and_validate_str(name, text)
+}
+
+/// Parses, validates and compiles config bytes: the loader to hand to
+/// `ConfigWatcher::start_with` so reloads swap in a ready-to-use [`CompiledConfig`].
+pub fn load_compiled(
+    name: &str,
+    bytes: Vec<u8>,
+) -> Result<(MetricsDiscoveryConfig, CompiledConfig), ConfigError> {
+    let text = String::from_utf8(bytes).map_err(|e| ConfigError::Parse {
+        file: name.to_owned(),
+        line: None,
+        column: None,
+        message: format!(
+            "not valid UTF-8 (byte offset {})",
+            e.utf8_error().valid_up_to()
+        ),
+    })?;
+    let cfg: MetricsDiscoveryConfig = ferrocrane_core::config::parse_yaml_str(name, &text)?;
+    let compiled = cfg.compile().map_err(|error| ConfigError::Invalid {
+        file: name.to_owned(),
+        error,
+    })?;
+    Ok((cfg, compiled))
+}
+
+#[cfg(test)]
+mod tests;
