@@ -7,6 +7,7 @@
 //! Every test works in a namespace of its own, deleted when the test ends.
 
 mod cluster;
+mod helm;
 mod history;
 mod namespace;
 mod pods;
@@ -16,6 +17,7 @@ mod service;
 mod wait;
 
 pub use cluster::{Cluster, ClusterEnv};
+pub use helm::{ClusterLock, Helm, METRICS_APISERVICES_LOCK, Manifest};
 pub use history::HistoryPrometheus;
 pub use namespace::TestNamespace;
 pub use pods::{patch_pod_status, running_status};
