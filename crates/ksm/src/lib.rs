@@ -30,6 +30,7 @@ pub struct Args {
     pub kubeconfig: Option<std::path::PathBuf>,
 }
 
+pub mod custom_resource;
 pub mod families;
 pub mod http;
 pub mod registry;
