@@ -317,7 +317,8 @@ impl Generator {
         check_common_labels(&self.common_labels)?;
         check_paths(&self.labels_from_path, "labelsFromPath")?;
         let each = &self.each;
-        let missing = |t: &str| ValidationError::new(format!("each.{t}"), "is required for this type");
+        let missing =
+            |t: &str| ValidationError::new(format!("each.{t}"), "is required for this type");
         match each.kind {
             MetricKind::Gauge => {
                 let g = each.gauge.as_ref().ok_or_else(|| missing("gauge"))?;
@@ -338,7 +339,10 @@ impl Generator {
                 check_path(&s.value_from, "each.stateSet.valueFrom")?;
                 check_paths(&s.labels_from_path, "each.stateSet.labelsFromPath")?;
                 if s.label_name.is_empty() {
-                    return Err(ValidationError::new("each.stateSet.labelName", "is required"));
+                    return Err(ValidationError::new(
+                        "each.stateSet.labelName",
+                        "is required",
+                    ));
                 }
                 check_label_name(&s.label_name, "each.stateSet.labelName")?;
             }
@@ -436,7 +440,10 @@ spec:
         let c = CustomResourceStateConfig::parse("example.yaml", EXAMPLE).expect("parses");
         let r = &c.spec.resources[0];
         assert_eq!(c.kind.as_deref(), Some("CustomResourceStateMetrics"));
-        assert_eq!(r.group_version_kind, GroupVersionKind::new("myteam.io", "v1", "Foo"));
+        assert_eq!(
+            r.group_version_kind,
+            GroupVersionKind::new("myteam.io", "v1", "Foo")
+        );
         assert_eq!(r.metrics[0].name, "active_count");
         assert_eq!(r.metrics[1].error_log_v, 5);
         assert_eq!(r.metrics[2].each.kind, MetricKind::Info);
@@ -446,7 +453,10 @@ spec:
             Some(&PathSpec::from(["metadata", "labels"]))
         );
         assert_eq!(r.metric_name_prefix(), DEFAULT_PREFIX);
-        assert_eq!(r.full_name(&r.metrics[0]), "kube_customresource_active_count");
+        assert_eq!(
+            r.full_name(&r.metrics[0]),
+            "kube_customresource_active_count"
+        );
     }
 
     #[test]
@@ -458,7 +468,10 @@ spec:
         let err = CustomResourceStateConfig::parse("crs.yaml", &text)
             .unwrap_err()
             .to_string();
-        assert!(err.starts_with("crs.yaml:23:"), "{err}");
+        assert!(
+            err.starts_with("crs.yaml:22:15: unknown field `value`"),
+            "{err}"
+        );
         assert!(err.contains("value"), "{err}");
     }
 
@@ -471,7 +484,9 @@ spec:
             CustomResourceStateConfig::parse("c", &y).expect(t);
         }
         let y = "spec:\n  resources:\n  - groupVersionKind: {group: a.io}\n    metrics:\n    - name: x\n      each:\n        type: Counter\n";
-        let err = CustomResourceStateConfig::parse("c", y).unwrap_err().to_string();
+        let err = CustomResourceStateConfig::parse("c", y)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("unknown metric type \"Counter\""), "{err}");
         assert!(err.starts_with("c:7:"), "{err}");
     }
@@ -522,30 +537,57 @@ spec:
                 + rest
         };
         let e = invalid(&mk("\"*\"", "x", "Gauge", "        gauge: {path: [a]}\n"));
-        assert!(e.contains("spec.resources[0] (*_v1_Foo).groupVersionKind.group: is required"), "{e}");
+        assert!(
+            e.contains("spec.resources[0] (*_v1_Foo).groupVersionKind.group: is required"),
+            "{e}"
+        );
         let e = invalid(&mk("a.io", "x", "Gauge", ""));
         assert_eq!(
             e,
             "crs.yaml: invalid configuration: spec.resources[0] (a.io_v1_Foo).metrics[0] (x).each.gauge: is required for this type"
         );
-        let e = invalid(&mk("a.io", "x", "StateSet", "        stateSet: {path: [a], list: [A]}\n"));
-        assert!(e.ends_with("metrics[0] (x).each.stateSet.labelName: is required"), "{e}");
+        let e = invalid(&mk(
+            "a.io",
+            "x",
+            "StateSet",
+            "        stateSet: {path: [a], list: [A]}\n",
+        ));
+        assert!(
+            e.ends_with("metrics[0] (x).each.stateSet.labelName: is required"),
+            "{e}"
+        );
         let e = invalid(&mk(
             "a.io",
             "x",
             "Gauge",
             "        gauge: {path: [status, conditions, \"[Ready]\"]}\n",
         ));
-        assert!(e.ends_with("metrics[0] (x).each.gauge.path: invalid list lookup: [Ready]"), "{e}");
+        assert!(
+            e.ends_with("metrics[0] (x).each.gauge.path: invalid list lookup: [Ready]"),
+            "{e}"
+        );
         let e = invalid(&mk(
             "a.io",
             "x",
             "Info",
             "        info: {labelsFromPath: {cond: [status, \"[Ready]\"]}}\n",
         ));
-        assert!(e.ends_with("each.info.labelsFromPath.cond: invalid list lookup: [Ready]"), "{e}");
-        let e = invalid(&mk("a.io", "bad-name", "Gauge", "        gauge: {path: [a]}\n"));
-        assert!(e.contains("metrics[0] (bad-name).name: \"kube_customresource_bad-name\" is not a valid"), "{e}");
+        assert!(
+            e.ends_with("each.info.labelsFromPath.cond: invalid list lookup: [Ready]"),
+            "{e}"
+        );
+        let e = invalid(&mk(
+            "a.io",
+            "bad-name",
+            "Gauge",
+            "        gauge: {path: [a]}\n",
+        ));
+        assert!(
+            e.contains(
+                "metrics[0] (bad-name).name: \"kube_customresource_bad-name\" is not a valid"
+            ),
+            "{e}"
+        );
         let e = invalid(&mk("a.io", "\"\"", "Gauge", "        gauge: {path: [a]}\n"));
         assert!(e.ends_with("metrics[0].name: is required"), "{e}");
         let e = invalid(&mk(
@@ -554,7 +596,10 @@ spec:
             "Gauge",
             "        gauge: {path: [a], labelFromKey: \"a-b\"}\n",
         ));
-        assert!(e.contains("each.gauge.labelFromKey: \"a-b\" is not a valid"), "{e}");
+        assert!(
+            e.contains("each.gauge.labelFromKey: \"a-b\" is not a valid"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -117,8 +117,7 @@ impl CompiledResource {
                         .as_ref()
                         .ok_or_else(|| err("expected each.gauge to not be nil".into()))?;
                     let c = |p: &PathSpec, what: &str| {
-                        ValuePath::compile(&p.0)
-                            .map_err(|e| err(format!("each.gauge.{what}: {e}")))
+                        ValuePath::compile(&p.0).map_err(|e| err(format!("each.gauge.{what}: {e}")))
                     };
                     (
                         MetricType::Gauge,
@@ -201,7 +200,13 @@ impl CompiledResource {
                 let mut buf = Vec::new();
                 for m in &metrics {
                     // Keys and values are built together from one map.
-                    let _ = write_metric_line(&mut buf, &f.name, &m.label_keys, &m.label_values, m.value);
+                    let _ = write_metric_line(
+                        &mut buf,
+                        &f.name,
+                        &m.label_keys,
+                        &m.label_values,
+                        m.value,
+                    );
                 }
                 buf
             })
@@ -312,7 +317,11 @@ fn compare_labels(a: &Labels, b: &Labels) -> Ordering {
 /// Upstream's `addPathLabels`: `*`-keys copy a whole object (the text before or after
 /// the `*` is a prefix for a trailing `*`), in sorted order, then the plain keys override.
 /// Names are sanitized to `[a-zA-Z0-9_]`; values are Go's `%v` of the value.
-pub(crate) fn add_path_labels(obj: Option<&Value>, labels: &[(String, ValuePath)], out: &mut Labels) {
+pub(crate) fn add_path_labels(
+    obj: Option<&Value>,
+    labels: &[(String, ValuePath)],
+    out: &mut Labels,
+) {
     let is_star = |k: &str| k.starts_with('*') || k.ends_with('*');
     let mut stars: Vec<&(String, ValuePath)> = labels.iter().filter(|(k, _)| is_star(k)).collect();
     stars.sort_by(|a, b| a.0.cmp(&b.0));
@@ -403,7 +412,14 @@ impl CompiledFamily {
                     other => vec![other],
                 };
                 for item in items {
-                    match state_set_values(path, item, labels_from_path, list, label_name, value_from) {
+                    match state_set_values(
+                        path,
+                        item,
+                        labels_from_path,
+                        list,
+                        label_name,
+                        value_from,
+                    ) {
                         Ok(vs) => result.extend(vs),
                         Err(e) => errors.push(e),
                     }
@@ -521,7 +537,11 @@ fn info_values(
     let mut errors = Vec::new();
     match v {
         Some(Value::Array(items)) => {
-            result.extend(items.iter().filter_map(|it| info_value(Some(it), labels_from_path)));
+            result.extend(
+                items
+                    .iter()
+                    .filter_map(|it| info_value(Some(it), labels_from_path)),
+            );
         }
         Some(Value::Object(map)) => {
             let whole = info_value(v, labels_from_path);

@@ -56,7 +56,10 @@ fn gauge_single() {
 fn gauge_obj_label_from_key() {
     assert_eq!(
         ok("{type: Gauge, gauge: {path: [status, active], labelFromKey: type}}"),
-        [ev(1.0, &[("type", "type-a")]), ev(3.0, &[("type", "type-b")])]
+        [
+            ev(1.0, &[("type", "type-a")]),
+            ev(3.0, &[("type", "type-b")])
+        ]
     );
 }
 
@@ -170,10 +173,9 @@ fn gauge_errors_for_non_numbers() {
     assert!(v.is_empty());
     assert_eq!(
         errors,
-        ["[status,phase]: strconv.ParseFloat: parsing \"foo\": invalid syntax"]
+        ["[status,phase]: []: strconv.ParseFloat: parsing \"foo\": invalid syntax"]
     );
-    let (v, errors) =
-        values("{type: Gauge, gauge: {path: [spec, order], valueFrom: [id]}}");
+    let (v, errors) = values("{type: Gauge, gauge: {path: [spec, order], valueFrom: [id]}}");
     assert_eq!(v, [ev(1.0, &[]), ev(3.0, &[])]);
     assert!(errors.is_empty());
     let (_, errors) = values(
@@ -208,13 +210,13 @@ fn info_cases() {
         ok("{type: Info, info: {labelsFromPath: {version: [spec, version]}}}"),
         [ev(1.0, &[("version", "v0.0.0")])]
     );
-    assert_eq!(
-        ok("{type: Info, info: {path: [does, not, exist]}}"),
-        []
-    );
+    assert_eq!(ok("{type: Info, info: {path: [does, not, exist]}}"), []);
     assert_eq!(
         ok("{type: Info, info: {path: [status, active], labelFromKey: type}}"),
-        [ev(1.0, &[("type", "type-a")]), ev(1.0, &[("type", "type-b")])]
+        [
+            ev(1.0, &[("type", "type-a")]),
+            ev(1.0, &[("type", "type-b")])
+        ]
     );
     assert_eq!(
         ok("{type: Info, info: {path: [status, sub], labelsFromPath: {active: [active]}}}"),
@@ -234,18 +236,25 @@ fn info_list_of_scalars_with_empty_path_label() {
     assert!(errors.is_empty());
     assert_eq!(
         v,
-        [ev(1.0, &[("ref", "foo_2")]), ev(1.0, &[("ref", "my_other_foo")])]
+        [
+            ev(1.0, &[("ref", "foo_2")]),
+            ev(1.0, &[("ref", "my_other_foo")])
+        ]
     );
 }
 
 #[test]
 fn stateset_cases() {
     assert_eq!(
-        ok("{type: StateSet, stateSet: {path: [status, phase], labelName: phase, list: [foo, bar]}}"),
+        ok(
+            "{type: StateSet, stateSet: {path: [status, phase], labelName: phase, list: [foo, bar]}}"
+        ),
         [ev(0.0, &[("phase", "bar")]), ev(1.0, &[("phase", "foo")])]
     );
     assert_eq!(
-        values("{type: StateSet, stateSet: {path: [does, not, exist], labelName: phase, list: [foo, bar]}}"),
+        values(
+            "{type: StateSet, stateSet: {path: [does, not, exist], labelName: phase, list: [foo, bar]}}"
+        ),
         (vec![], vec![])
     );
     assert_eq!(
@@ -257,7 +266,9 @@ fn stateset_cases() {
     // Upstream's test decodes through encoding/json, hence its "float64"; objects from
     // the API server carry integers, which Go decodes as int64.
     assert_eq!(
-        values("{type: StateSet, stateSet: {path: [spec, replicas], labelName: phase, list: [\"1\", \"2\"]}}"),
+        values(
+            "{type: StateSet, stateSet: {path: [spec, replicas], labelName: phase, list: [\"1\", \"2\"]}}"
+        ),
         (
             vec![],
             vec!["[spec,replicas]: expected value for path to be string, got int64".to_string()]
@@ -313,7 +324,11 @@ fn add_path_labels_all() {
     );
     assert_eq!(
         m,
-        ev(0.0, &[("bool", "false"), ("number", "1"), ("string", "bar")]).labels
+        ev(
+            0.0,
+            &[("bool", "false"), ("number", "1"), ("string", "bar")]
+        )
+        .labels
     );
 }
 
@@ -356,7 +371,13 @@ fn add_path_labels_index_out_of_range_and_sanitizing() {
     let obj = json!({"metadata": {"labels": {"app.kubernetes.io/name": "x"}}});
     add_path_labels(
         Some(&obj),
-        &lp(&[("*", &["metadata", "labels"]), ("my-label", &["metadata", "labels", "app.kubernetes.io/name"])]),
+        &lp(&[
+            ("*", &["metadata", "labels"]),
+            (
+                "my-label",
+                &["metadata", "labels", "app.kubernetes.io/name"],
+            ),
+        ]),
         &mut m,
     );
     assert_eq!(
@@ -372,7 +393,10 @@ fn full_names() {
             "spec:\n  resources:\n  - groupVersionKind: {{group: apps, version: v1, kind: Deployment}}\n{prefix}    metrics:\n    - name: count\n      each: {{type: Gauge, gauge: {{path: [a]}}}}\n"
         )
     };
-    assert_eq!(compile_first(&yaml("")).families[0].name, "kube_customresource_count");
+    assert_eq!(
+        compile_first(&yaml("")).families[0].name,
+        "kube_customresource_count"
+    );
     assert_eq!(
         compile_first(&yaml("    metricNamePrefix: \"\"\n")).families[0].name,
         "count"
@@ -563,7 +587,8 @@ fn golden_wildcard_gvk_labels_show_the_resolved_gvk() {
         "spec:\n  resources:\n  - groupVersionKind: {group: myteam.io, version: \"*\", kind: \"*\"}\n    metrics:\n    - name: myobject_info\n      help: Foo Bar Baz\n      each: {type: Info, info: {path: [metadata], labelsFromPath: {object: [name], namespace: [namespace]}}}\n",
     );
     let r = &c.spec.resources[0];
-    let bar = CompiledResource::compile(r, &GroupVersionKind::new("myteam.io", "v1", "Bar")).unwrap();
+    let bar =
+        CompiledResource::compile(r, &GroupVersionKind::new("myteam.io", "v1", "Bar")).unwrap();
     let obj = json!({"metadata": {"name": "bar", "namespace": "ns"}});
     assert_eq!(
         bar.render_document(&obj),

@@ -191,8 +191,14 @@ mod tests {
         );
         assert_eq!(get(&["spec", "order", "0", "value"]), Some(json!(true)));
         assert_eq!(get(&["metadata", "labels", "foo"]), Some(json!("bar")));
-        assert_eq!(get(&["spec", "order", "[id=3]", "value"]), Some(json!(false)));
-        assert_eq!(get(&["spec", "order", "[value=false]", "id"]), Some(json!(3)));
+        assert_eq!(
+            get(&["spec", "order", "[id=3]", "value"]),
+            Some(json!(false))
+        );
+        assert_eq!(
+            get(&["spec", "order", "[value=false]", "id"]),
+            Some(json!(3))
+        );
     }
 
     #[test]
@@ -265,7 +271,9 @@ mod tests {
             Some(&obj)
         );
         assert_eq!(
-            ValuePath::compile(&["b", "c", "d"]).unwrap().get(Some(&obj)),
+            ValuePath::compile(&["b", "c", "d"])
+                .unwrap()
+                .get(Some(&obj)),
             None
         );
     }

@@ -221,12 +221,17 @@ pub(crate) fn go_quantity_approx_f64(s: &str) -> Option<f64> {
     // inf.Dec path: digits of `value` (sign and point removed) at scale len(frac).
     let unsigned = q.value.strip_prefix(['+', '-']).unwrap_or(q.value);
     let (int_part, frac_part) = unsigned.split_once('.').unwrap_or((unsigned, ""));
-    if !(int_part.bytes().all(|c| c.is_ascii_digit()) && frac_part.bytes().all(|c| c.is_ascii_digit()))
+    if !(int_part.bytes().all(|c| c.is_ascii_digit())
+        && frac_part.bytes().all(|c| c.is_ascii_digit()))
         || (int_part.is_empty() && frac_part.is_empty())
     {
         return None;
     }
-    let mut digits: Vec<u8> = int_part.bytes().chain(frac_part.bytes()).map(|c| c - b'0').collect();
+    let mut digits: Vec<u8> = int_part
+        .bytes()
+        .chain(frac_part.bytes())
+        .map(|c| c - b'0')
+        .collect();
     let mut dec_scale: i64 = frac_part.len() as i64;
     if base == 10 {
         dec_scale -= exponent as i64;
@@ -263,7 +268,10 @@ pub(crate) fn go_quantity_approx_f64(s: &str) -> Option<f64> {
     if binary {
         let max = i64::MAX.to_string();
         let int_digits = digits.len().saturating_sub(9);
-        let int_str: String = digits[..int_digits].iter().map(|d| (d + b'0') as char).collect();
+        let int_str: String = digits[..int_digits]
+            .iter()
+            .map(|d| (d + b'0') as char)
+            .collect();
         let above = int_str.len() > max.len()
             || (int_str.len() == max.len()
                 && (int_str.as_str() > max.as_str()
@@ -421,9 +429,8 @@ fn go_parse_int64(s: &str) -> Option<i64> {
 /// Go's `math.Pow10`: exact table products, so results match Go's bit for bit.
 pub(crate) fn go_pow10(n: i32) -> f64 {
     const TAB: [f64; 32] = [
-        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-        1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22, 1e23, 1e24, 1e25, 1e26, 1e27, 1e28, 1e29,
-        1e30, 1e31,
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+        1e17, 1e18, 1e19, 1e20, 1e21, 1e22, 1e23, 1e24, 1e25, 1e26, 1e27, 1e28, 1e29, 1e30, 1e31,
     ];
     const POS32: [f64; 10] = [
         1e0, 1e32, 1e64, 1e96, 1e128, 1e160, 1e192, 1e224, 1e256, 1e288,

@@ -16,10 +16,10 @@ use std::sync::{Arc, RwLock};
 use ferrocrane_core::exposition::Format;
 use ferrocrane_core::kube::{ResourceMapper, ResourceMapping, SharedMapper};
 use futures::StreamExt;
+use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
-use kube::Client;
 use tokio::task::JoinHandle;
 
 use super::config::{CustomResourceStateConfig, GroupVersionKind, Resource};
@@ -260,7 +260,10 @@ fn reconcile(
         if wanted.contains(key) {
             return true;
         }
-        tracing::info!(key, "custom resource no longer served; stopping its watcher");
+        tracing::info!(
+            key,
+            "custom resource no longer served; stopping its watcher"
+        );
         task.abort();
         stores.remove(key);
         false
@@ -334,7 +337,9 @@ async fn watch_one(
                     store.remove(uid);
                 }
             }
-            Err(e) => tracing::warn!(%gvk, error = %e, "custom resource watch failed; retrying with backoff"),
+            Err(e) => {
+                tracing::warn!(%gvk, error = %e, "custom resource watch failed; retrying with backoff")
+            }
         }
     }
 }
@@ -402,7 +407,10 @@ mod tests {
     #[test]
     fn resolves_exact_and_wildcard_gvks() {
         assert_eq!(keys("myteam.io", "v1", "Foo"), ["0/myteam.io/v1/Foo"]);
-        assert_eq!(keys("myteam.io", "v1beta1", "Foo"), ["0/myteam.io/v1beta1/Foo"]);
+        assert_eq!(
+            keys("myteam.io", "v1beta1", "Foo"),
+            ["0/myteam.io/v1beta1/Foo"]
+        );
         assert!(keys("myteam.io", "v2", "Foo").is_empty());
         assert!(keys("missing.io", "v1", "Foo").is_empty());
         assert_eq!(
@@ -415,11 +423,18 @@ mod tests {
         );
         assert_eq!(
             keys("myteam.io", "", ""),
-            ["0/myteam.io/v1/Foo", "0/myteam.io/v1beta1/Foo", "0/myteam.io/v1/Bar"]
+            [
+                "0/myteam.io/v1/Foo",
+                "0/myteam.io/v1beta1/Foo",
+                "0/myteam.io/v1/Bar"
+            ]
         );
         let r = &resolve(0, &resource("myteam.io", "v1", "Foo"), &mapper())[0];
         let ar = r.api_resource();
-        assert_eq!((ar.api_version.as_str(), ar.plural.as_str()), ("myteam.io/v1", "foos"));
+        assert_eq!(
+            (ar.api_version.as_str(), ar.plural.as_str()),
+            ("myteam.io/v1", "foos")
+        );
     }
 
     #[test]
