@@ -158,8 +158,8 @@ pub fn resolve(index: usize, resource: &Resource, mapper: &ResourceMapper) -> Ve
 
 /// Starts the custom-resource runtime and returns its stores at once (empty until CRDs
 /// resolve). A supervisor task resolves every configured GVK on each discovery change,
-/// starts a watcher per newly served GVK and stops those discovery no longer lists. It
-/// ends, stopping its watchers, when the mapper's refresher stops.
+/// starts a watcher per newly served GVK and stops those discovery no longer lists. When
+/// the mapper's refresher stops, the supervisor ends and the running watchers carry on.
 pub async fn run_custom_resources(
     client: Client,
     config: CustomResourceStateConfig,
@@ -196,11 +196,8 @@ async fn supervise(
         match mapper.changed().await {
             Ok(next) => snapshot = next,
             Err(e) => {
-                tracing::info!(error = %e, "custom resources: discovery stopped; stopping watchers");
-                for (key, task) in std::mem::take(&mut running) {
-                    task.abort();
-                    stores.remove(&key);
-                }
+                // The last mapping stays valid: running watchers keep their stores.
+                tracing::info!(error = %e, "custom resources: discovery stopped; no further CRDs will be picked up");
                 return;
             }
         }
@@ -434,6 +431,45 @@ mod tests {
         assert_eq!(
             (ar.api_version.as_str(), ar.plural.as_str()),
             ("myteam.io/v1", "foos")
+        );
+    }
+
+    #[tokio::test]
+    async fn runtime_starts_a_store_per_served_gvk_and_waits_for_the_rest() {
+        let cfg = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+        let client = Client::try_from(cfg).unwrap();
+        let config = CustomResourceStateConfig {
+            spec: super::super::config::Spec {
+                resources: vec![
+                    resource("myteam.io", "*", "Foo"),
+                    resource("missing.io", "v1", "Nope"),
+                ],
+            },
+            ..Default::default()
+        };
+        let stores = run_custom_resources(
+            client,
+            config,
+            SharedMapper::fixed(mapper()),
+            CustomResourceOptions::default(),
+        )
+        .await;
+        for _ in 0..100 {
+            if stores.keys().len() == 2 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert_eq!(
+            stores.keys(),
+            ["0/myteam.io/v1/Foo", "0/myteam.io/v1beta1/Foo"]
+        );
+        assert!(stores.snapshot().iter().all(|s| s.resource() == "foos"));
+        let mut out = Vec::new();
+        stores.write_all(&mut out, Format::Text004);
+        assert!(
+            out.is_empty(),
+            "no objects listed from an unreachable server"
         );
     }
 
