@@ -6,6 +6,7 @@
 
 pub use options::Args;
 
+pub mod custom_resource;
 pub mod families;
 pub mod filters;
 pub mod http;
