@@ -115,9 +115,10 @@ status_kib() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
 scrape_phase() { # port out_prefix [curl header args...]
     local port=$1 prefix=$2; shift 2
     local urls=() i s pids=()
-    for ((i = 0; i < SCRAPES; i++)); do urls+=("http://127.0.0.1:$port/metrics"); done
+    # One -o per URL: curl applies each -o to one transfer; all reuse one keep-alive connection.
+    for ((i = 0; i < SCRAPES; i++)); do urls+=(-o /dev/null "http://127.0.0.1:$port/metrics"); done
     for ((s = 0; s < SCRAPERS; s++)); do
-        curl -s --max-time 120 "$@" -o /dev/null \
+        curl -s --max-time 120 "$@" \
             -w '%{http_code} %{time_total} %{size_download} %header{content-encoding}\n' \
             "${urls[@]}" >"$prefix.$s" &
         pids+=($!)
@@ -155,10 +156,13 @@ run_one() { # exporter round
     lines=$(grep -vc '^#' "$out.scrape" || true)
     local rss_synced cpu0 cpu1 cpu2 plain gzip
     rss_synced=$(status_kib "$pid" VmRSS)
+    local hwm_synced hwm_plain
+    hwm_synced=$(status_kib "$pid" VmHWM)
     sleep "${BENCH_IDLE:-3}"
     cpu0=$(cpu_ticks "$pid")
     scrape_phase "$port" "$out.plain"
     cpu1=$(cpu_ticks "$pid")
+    hwm_plain=$(status_kib "$pid" VmHWM)
     scrape_phase "$port" "$out.gzip" -H 'Accept-Encoding: gzip'
     cpu2=$(cpu_ticks "$pid")
     local hwm
@@ -170,16 +174,18 @@ run_one() { # exporter round
     kill -KILL "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
     EXPORTER_PID=""
-    rm -f "$out.scrape"
-    python3 - "$out.txt" "$e" "$r" "$t0" "$t1" "$rss_synced" "$hwm" "$cpu0" "$cpu1" "$cpu2" "$HZ" \
+    # Keep round 1's first complete scrape to compare the exporters' output.
+    if ((r == 1)); then mv "$out.scrape" "$RESULTS/first-complete-scrape-$e.prom"; else rm -f "$out.scrape"; fi
+    python3 - "$out.txt" "$e" "$r" "$t0" "$t1" "$rss_synced" "$hwm_synced" "$hwm_plain" "$hwm" "$cpu0" "$cpu1" "$cpu2" "$HZ" \
         "$((SCRAPERS * SCRAPES))" "$lines" "$plain" "$gzip" <<'EOF'
 import sys
-(path, e, r, t0, t1, rss, hwm, c0, c1, c2, hz, n, lines, plain, gzip) = sys.argv[1:]
+(path, e, r, t0, t1, rss, hwm_synced, hwm_plain, hwm, c0, c1, c2, hz, n, lines, plain, gzip) = sys.argv[1:]
 hz, n = float(hz), int(n)
 p, g = plain.split(), gzip.split()
 kv = {
     "exporter": e, "round": r, "start_s": "%.3f" % (float(t1) - float(t0)),
     "rss_synced_mib": "%.1f" % (int(rss) / 1024), "vmhwm_mib": "%.1f" % (int(hwm) / 1024),
+    "vmhwm_synced_mib": "%.1f" % (int(hwm_synced) / 1024), "vmhwm_after_plain_mib": "%.1f" % (int(hwm_plain) / 1024),
     "plain_cpu_ms": "%.2f" % ((int(c1) - int(c0)) / hz / n * 1000),
     "gzip_cpu_ms": "%.2f" % ((int(c2) - int(c1)) / hz / n * 1000),
     "metric_lines": lines,
@@ -212,7 +218,10 @@ NOTES="$DIR/notes.md"
     echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "- Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), Linux $(uname -r); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg). The control plane (etcd, kube-apiserver, kube-controller-manager, Prometheus), the scrapers and the exporter share these CPUs; other builds may have been running."
     echo "- Cluster: kube-apiserver $KUBE_VERSION from hack/local-up.sh; $N_PODS pods (Pending: no scheduler), $N_DEPLOY deployments (paused, 0 replicas), $N_RS replicasets (0 replicas), $N_SVC services, $N_CM configmaps (incl. kube-root-ca.crt per namespace), made by hack/bench/objects.py."
-    echo "- Exporters: \`$GO_KSM_BIN\` ($("$GO_KSM_BIN" version 2>&1 | head -1)) and \`${KSM_BIN:-}\`${KSM_SRC:+ (built from $(git -C "$KSM_SRC" log -1 --format='%h %s' 2>/dev/null))}, each started fresh per round with \`--kubeconfig --host=127.0.0.1 --port --telemetry-host=127.0.0.1 --telemetry-port --resources=$RESOURCES --enable-gzip-encoding\`."
+    exporters=""
+    [[ " $EXPORTERS " == *" go "* ]] && exporters+="Go: \`$GO_KSM_BIN\` ($("$GO_KSM_BIN" version 2>&1 | head -1)); "
+    [[ " $EXPORTERS " == *" ours "* ]] && exporters+="ksm: \`$KSM_BIN\`${KSM_SRC:+ built from $KSM_SRC at $(git -C "$KSM_SRC" log -1 --format='%h (%s)' 2>/dev/null)}; "
+    echo "- Exporters: ${exporters}each started fresh per round with \`--kubeconfig --host=127.0.0.1 --port --telemetry-host=127.0.0.1 --telemetry-port --resources=$RESOURCES --enable-gzip-encoding\`."
     echo "- Scraping: $SCRAPERS concurrent curl scrapers on keep-alive connections × $SCRAPES scrapes each, plain then \`Accept-Encoding: gzip\` (body left compressed); latency is curl's time_total; CPU per scrape is the exporter's utime+stime over the phase divided by its $((SCRAPERS * SCRAPES)) scrapes; peak RSS is VmHWM at the end of the round (start-up included)."
 } >"$NOTES"
 echo

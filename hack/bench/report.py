@@ -59,6 +59,8 @@ def load_results(d):
 ROWS = [
     # key, label, format, target (ours/go at most)
     ("vmhwm_mib", "peak RSS (VmHWM), MiB", "%.1f", 1 / 3),
+    ("vmhwm_synced_mib", "peak RSS up to the first complete scrape, MiB", "%.1f", None),
+    ("vmhwm_after_plain_mib", "peak RSS up to the end of the plain scrapes, MiB", "%.1f", None),
     ("rss_synced_mib", "RSS after first complete scrape, MiB", "%.1f", None),
     ("start_s", "start → first complete scrape, s", "%.2f", None),
     ("plain_p50_ms", "/metrics p50, plain, ms", "%.1f", 1 / 2),
