@@ -91,9 +91,27 @@ python3 "$BENCH/objects.py" --pods "$PODS" --deployments "$DEPLOYMENTS" --replic
     --services "$SERVICES" --configmaps "$CONFIGMAPS"
 
 count() { kubectl get "$1" -A --no-headers 2>/dev/null | wc -l; }
-# Let the controller manager finish reacting to the new objects (endpoint slices, deployment
-# status) so it does not compete with the first exporter more than with the others.
-sleep "${BENCH_SETTLE:-20}"
+# Let the controller manager finish reacting to the new objects (deployment and replicaset
+# status, endpoint slices; it writes at its client QPS, so this takes minutes): until then
+# the objects change under the first exporter, and the API server and controller manager
+# compete for the CPUs. Quiet = fewer than BENCH_QUIET_WRITES writes to the API server in 5s.
+api_writes() {
+    kubectl get --raw /metrics 2>/dev/null \
+        | awk '/^apiserver_request_total\{/ && /verb="(POST|PUT|PATCH|DELETE|APPLY)"/ {s += $NF} END {printf "%d\n", s}'
+}
+settle_start=$SECONDS
+w1=$(api_writes)
+while :; do
+    sleep 5
+    w2=$(api_writes)
+    ((w2 - w1 < ${BENCH_QUIET_WRITES:-10})) && break
+    if ((SECONDS - settle_start > ${BENCH_SETTLE_MAX:-600})); then
+        log "warning: the API server still sees $((w2 - w1)) writes per 5s after ${BENCH_SETTLE_MAX:-600}s; measuring anyway"
+        break
+    fi
+    w1=$w2
+done
+log "cluster quiet after $((SECONDS - settle_start))s"
 N_PODS=$(count pods); N_DEPLOY=$(count deployments); N_RS=$(count replicasets)
 N_SVC=$(count services); N_CM=$(count configmaps)
 log "in the cluster: pods=$N_PODS deployments=$N_DEPLOY replicasets=$N_RS services=$N_SVC configmaps=$N_CM"
@@ -129,6 +147,18 @@ scrape_phase() { # port out_prefix [curl header args...]
 RESULTS="$DIR/results"
 rm -rf "$RESULTS"; mkdir -p "$RESULTS"
 
+# A scrape is complete when it holds every object of every resource: one kube_pod_info line
+# per pod and one *_created line per object of the other resources. (The Go exporter writes
+# family by family while its stores fill, so a scrape with every kube_pod_info line can still
+# miss lines of families written before it; the *_created checks keep the other resources
+# honest.)
+complete() { # file
+    awk -v pods="$N_PODS" -v dep="$N_DEPLOY" -v rs="$N_RS" -v svc="$N_SVC" -v cm="$N_CM" '
+        /^kube_pod_info\{/ {p++} /^kube_deployment_created\{/ {d++} /^kube_replicaset_created\{/ {r++}
+        /^kube_service_created\{/ {s++} /^kube_configmap_created\{/ {c++}
+        END {exit !(p == pods && d == dep && r == rs && s == svc && c == cm)}' "$1"
+}
+
 run_one() { # exporter round
     local e=$1 r=$2 bin port tport t0 t1 n lines pid out="$RESULTS/run-$1-$2"
     bin="$(bin_of "$e")"
@@ -145,9 +175,8 @@ run_one() { # exporter round
     local deadline=$((SECONDS + 600))
     while :; do
         kill -0 "$pid" 2>/dev/null || { tail -20 "$DIR/logs/exporter-$e-$r.log" >&2; die "$e exited during start-up"; }
-        if curl -s --max-time 120 -o "$out.scrape" "http://127.0.0.1:$port/metrics"; then
-            n=$(grep -c '^kube_pod_info{' "$out.scrape" || true)
-            if ((n == N_PODS)); then break; fi
+        if curl -s --max-time 120 -o "$out.scrape" "http://127.0.0.1:$port/metrics" && complete "$out.scrape"; then
+            break
         fi
         ((SECONDS < deadline)) || die "$e: no complete scrape within 600s"
         sleep 0.2
