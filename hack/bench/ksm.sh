@@ -59,6 +59,7 @@ if [[ " $EXPORTERS " == *" ours "* && -z ${KSM_BIN:-} ]]; then
     KSM_SRC="${KSM_SRC:-$FERROCRANE_ROOT}"
     log "building ours: cargo build --release -p ferrocrane-ksm (in $KSM_SRC)"
     (cd "$KSM_SRC" && cargo build --release -p ferrocrane-ksm)
+    KSM_BUILT_FROM="$KSM_SRC at $(git -C "$KSM_SRC" log -1 --format='%h (%s)' 2>/dev/null)"
     KSM_BIN="$CARGO_TARGET_DIR/release/ksm"
 fi
 bin_of() { case $1 in go) echo "$GO_KSM_BIN" ;; ours) echo "$KSM_BIN" ;; esac; }
@@ -249,7 +250,7 @@ NOTES="$DIR/notes.md"
     echo "- Cluster: kube-apiserver $KUBE_VERSION from hack/local-up.sh; $N_PODS pods (Pending: no scheduler), $N_DEPLOY deployments (paused, 0 replicas), $N_RS replicasets (0 replicas), $N_SVC services, $N_CM configmaps (incl. kube-root-ca.crt per namespace), made by hack/bench/objects.py."
     exporters=""
     [[ " $EXPORTERS " == *" go "* ]] && exporters+="Go: \`$GO_KSM_BIN\` ($("$GO_KSM_BIN" version 2>&1 | head -1)); "
-    [[ " $EXPORTERS " == *" ours "* ]] && exporters+="ksm: \`$KSM_BIN\`${KSM_SRC:+ built from $KSM_SRC at $(git -C "$KSM_SRC" log -1 --format='%h (%s)' 2>/dev/null)}; "
+    [[ " $EXPORTERS " == *" ours "* ]] && exporters+="ksm: \`$KSM_BIN\`${KSM_BUILT_FROM:+ built from $KSM_BUILT_FROM}; "
     echo "- Exporters: ${exporters}each started fresh per round with \`--kubeconfig --host=127.0.0.1 --port --telemetry-host=127.0.0.1 --telemetry-port --resources=$RESOURCES --enable-gzip-encoding\`."
     echo "- Scraping: $SCRAPERS concurrent curl scrapers on keep-alive connections × $SCRAPES scrapes each, plain then \`Accept-Encoding: gzip\` (body left compressed); latency is curl's time_total; CPU per scrape is the exporter's utime+stime over the phase divided by its $((SCRAPERS * SCRAPES)) scrapes; peak RSS is VmHWM at the end of the round (start-up included)."
 } >"$NOTES"
