@@ -1,0 +1,282 @@
+#!/usr/bin/env python3
+"""Creates the benchmark's objects in the cluster that KUBECONFIG points at, fast.
+
+    objects.py --pods N --deployments N --replicasets N --services N --configmaps N [--namespaces N]
+
+Python 3 standard library only: one keep-alive TLS connection per worker thread, POSTing
+objects that look like a real cluster's (labels, annotations, two containers with resources,
+probes, env). The client certificate and CA come from the kubeconfig that hack/local-up.sh
+writes (files, not inline data).
+
+The pod count stays exact: no object is owned by a controller that would make or delete pods.
+  - Deployments are paused with replicas 0: a paused Deployment gets no ReplicaSet, so the
+    ReplicaSet count stays exact too.
+  - ReplicaSets have replicas 0 and a selector (rs=<name>) that matches no pod, so they adopt
+    nothing and create nothing.
+  - Pods have no owner references (the garbage collector would delete pods whose owner does
+    not exist) and no nodeName (the pod GC deletes pods bound to unknown nodes): without a
+    scheduler they stay Pending.
+  - Services: the local service CIDR is a /24, so only the first 100 get a cluster IP; the rest
+    are headless.
+Re-running is harmless: objects that already exist (409) count as created.
+"""
+
+import argparse
+import http.client
+import json
+import queue
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+
+TEAMS = ["payments", "search", "checkout", "identity", "platform", "data", "ml", "growth"]
+ENVS = ["prod", "staging", "canary"]
+
+
+def kubeconfig():
+    raw = subprocess.run(["kubectl", "config", "view", "--raw", "--minify", "-o", "json"],
+                         check=True, capture_output=True, text=True).stdout
+    cfg = json.loads(raw)
+    cluster = cfg["clusters"][0]["cluster"]
+    user = cfg["users"][0]["user"]
+    url = urllib.parse.urlparse(cluster["server"])
+    ctx = ssl.create_default_context(cafile=cluster["certificate-authority"])
+    ctx.load_cert_chain(user["client-certificate"], user["client-key"])
+    return url.hostname, url.port, ctx
+
+
+def ns_name(i, namespaces):
+    return "bench-%02d" % (i % namespaces)
+
+
+def common_labels(i):
+    team = TEAMS[i % len(TEAMS)]
+    app = "%s-svc-%03d" % (team, i % 250)
+    return team, app, {
+        "app": app,
+        "app.kubernetes.io/name": app,
+        "app.kubernetes.io/part-of": team,
+        "app.kubernetes.io/version": "1.%d.%d" % (i % 7, i % 13),
+        "app.kubernetes.io/managed-by": "helm",
+        "team": team,
+        "env": ENVS[i % len(ENVS)],
+    }
+
+
+def common_annotations(i, team):
+    return {
+        "prometheus.io/scrape": "true",
+        "prometheus.io/port": "9102",
+        "kubectl.kubernetes.io/default-container": "app",
+        "meta.helm.sh/release-name": "%s-release" % team,
+        "meta.helm.sh/release-namespace": "bench",
+        "example.com/owner-email": "%s-oncall@example.com" % team,
+        "example.com/git-sha": "%040x" % (i * 2654435761 % (1 << 160)),
+    }
+
+
+def pod_spec(i, app):
+    return {
+        "containers": [
+            {
+                "name": "app",
+                "image": "registry.example.com/%s:1.%d.%d" % (app, i % 7, i % 13),
+                "imagePullPolicy": "IfNotPresent",
+                "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"},
+                          {"name": "metrics", "containerPort": 9102, "protocol": "TCP"}],
+                "env": [{"name": "LOG_LEVEL", "value": "info"},
+                        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                        {"name": "GOMAXPROCS", "value": "2"}],
+                "resources": {"requests": {"cpu": "%dm" % (100 + 50 * (i % 4)), "memory": "%dMi" % (128 * (1 + i % 4))},
+                              "limits": {"cpu": "1", "memory": "%dMi" % (256 * (1 + i % 4))}},
+                "readinessProbe": {"httpGet": {"path": "/ready", "port": "http"}, "periodSeconds": 10},
+                "livenessProbe": {"httpGet": {"path": "/healthz", "port": "http"}, "periodSeconds": 20},
+            },
+            {
+                "name": "proxy",
+                "image": "registry.example.com/envoy:v1.31.%d" % (i % 5),
+                "args": ["--config-path", "/etc/envoy/envoy.yaml", "--log-level", "warn"],
+                "ports": [{"name": "admin", "containerPort": 15000, "protocol": "TCP"}],
+                "resources": {"requests": {"cpu": "50m", "memory": "64Mi"},
+                              "limits": {"cpu": "500m", "memory": "128Mi"}},
+            },
+        ],
+        "nodeSelector": {"kubernetes.io/os": "linux"},
+        "tolerations": [{"key": "example.com/dedicated", "operator": "Equal", "value": "apps", "effect": "NoSchedule"}],
+        "terminationGracePeriodSeconds": 30,
+        "automountServiceAccountToken": False,
+    }
+
+
+def pod(i, namespaces):
+    team, app, labels = common_labels(i)
+    labels["pod-template-hash"] = "%010x" % (i * 40503 % (1 << 40))
+    spec = pod_spec(i, app)
+    return ns_name(i, namespaces), "/api/v1/namespaces/%s/pods", {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "%s-%05d" % (app, i), "labels": labels,
+                     "annotations": common_annotations(i, team)},
+        "spec": spec,
+    }
+
+
+def template(i, key, name):
+    team, app, labels = common_labels(i)
+    labels[key] = name
+    spec = pod_spec(i, app)
+    return labels, {"metadata": {"labels": labels, "annotations": common_annotations(i, team)}, "spec": spec}
+
+
+def deployment(i, namespaces):
+    name = "deploy-%05d" % i
+    labels, tmpl = template(i, "deploy", name)
+    team = labels["team"]
+    return ns_name(i, namespaces), "/apis/apps/v1/namespaces/%s/deployments", {
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "labels": labels, "annotations": common_annotations(i, team)},
+        "spec": {"replicas": 0, "paused": True, "revisionHistoryLimit": 5,
+                 "selector": {"matchLabels": {"deploy": name}},
+                 "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 1}},
+                 "template": tmpl},
+    }
+
+
+def replicaset(i, namespaces):
+    name = "rs-%05d" % i
+    labels, tmpl = template(i, "rs", name)
+    team = labels["team"]
+    return ns_name(i, namespaces), "/apis/apps/v1/namespaces/%s/replicasets", {
+        "apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "metadata": {"name": name, "labels": labels, "annotations": common_annotations(i, team)},
+        "spec": {"replicas": 0, "selector": {"matchLabels": {"rs": name}}, "template": tmpl},
+    }
+
+
+def service(i, namespaces):
+    team, app, labels = common_labels(i)
+    spec = {"selector": {"app": app, "team": team},
+            "ports": [{"name": "http", "port": 80, "targetPort": "http", "protocol": "TCP"},
+                      {"name": "metrics", "port": 9102, "targetPort": "metrics", "protocol": "TCP"}]}
+    if i >= 100:
+        spec["clusterIP"] = "None"
+    return ns_name(i, namespaces), "/api/v1/namespaces/%s/services", {
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "svc-%05d" % i, "labels": labels, "annotations": common_annotations(i, team)},
+        "spec": spec,
+    }
+
+
+def configmap(i, namespaces):
+    team, app, labels = common_labels(i)
+    data = {
+        "app.properties": "".join("%s.setting.%d=value-%d-%d\n" % (app, k, i, k) for k in range(20)),
+        "LOG_LEVEL": "info",
+        "FEATURE_FLAGS": ",".join("flag-%d" % ((i + k) % 50) for k in range(10)),
+    }
+    return ns_name(i, namespaces), "/api/v1/namespaces/%s/configmaps", {
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "cm-%05d" % i, "labels": labels, "annotations": common_annotations(i, team)},
+        "data": data,
+    }
+
+
+class Client:
+    def __init__(self, host, port, ctx):
+        self.host, self.port, self.ctx = host, port, ctx
+        self.conn = None
+
+    def request(self, method, path, body=None):
+        for attempt in range(20):
+            try:
+                if self.conn is None:
+                    self.conn = http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=60)
+                data = json.dumps(body).encode() if body is not None else None
+                self.conn.request(method, path, body=data, headers={"Content-Type": "application/json",
+                                                                      "Accept": "application/json"})
+                resp = self.conn.getresponse()
+                payload = resp.read()
+                if resp.status == 429 or resp.status >= 500:
+                    time.sleep(0.2 * (attempt + 1))
+                    continue
+                return resp.status, payload
+            except (OSError, http.client.HTTPException):
+                self.conn = None
+                time.sleep(0.2 * (attempt + 1))
+        raise RuntimeError("%s %s: giving up after retries" % (method, path))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for kind in ("pods", "deployments", "replicasets", "services", "configmaps"):
+        ap.add_argument("--" + kind, type=int, default=0)
+    ap.add_argument("--namespaces", type=int, default=20)
+    ap.add_argument("--workers", type=int, default=8)
+    args = ap.parse_args()
+    host, port, ctx = kubeconfig()
+    main_client = Client(host, port, ctx)
+
+    start = time.monotonic()
+    for n in range(args.namespaces):
+        name = "bench-%02d" % n
+        status, payload = main_client.request("POST", "/api/v1/namespaces", {
+            "apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": name, "labels": {"team": TEAMS[n % len(TEAMS)], "purpose": "benchmark"}}})
+        if status not in (201, 409):
+            sys.exit("creating namespace %s: HTTP %d %s" % (name, status, payload[:300]))
+    # Pods need the namespace's default ServiceAccount, which the controller manager creates.
+    deadline = time.monotonic() + 120
+    for n in range(args.namespaces):
+        while main_client.request("GET", "/api/v1/namespaces/bench-%02d/serviceaccounts/default" % n)[0] != 200:
+            if time.monotonic() > deadline:
+                sys.exit("the default ServiceAccount of bench-%02d did not appear in 120s" % n)
+            time.sleep(0.2)
+
+    work = queue.Queue()
+    makers = [(configmap, args.configmaps), (service, args.services), (replicaset, args.replicasets),
+              (deployment, args.deployments), (pod, args.pods)]
+    for make, count in makers:
+        for i in range(count):
+            work.put((make, i))
+    total = work.qsize()
+    errors = []
+    done = [0]
+    lock = threading.Lock()
+
+    def worker():
+        client = Client(host, port, ctx)
+        while True:
+            try:
+                make, i = work.get_nowait()
+            except queue.Empty:
+                return
+            ns, path, obj = make(i, args.namespaces)
+            try:
+                status, payload = client.request("POST", path % ns, obj)
+            except RuntimeError as e:
+                status, payload = 0, str(e).encode()
+            with lock:
+                if status not in (201, 409):
+                    errors.append("%s %s/%s: HTTP %d %s" % (obj["kind"], ns, obj["metadata"]["name"], status,
+                                                             payload[:300].decode(errors="replace")))
+                done[0] += 1
+                if done[0] % 2000 == 0:
+                    print("  created %d/%d objects (%.0f/s)" % (done[0], total, done[0] / (time.monotonic() - start)),
+                          file=sys.stderr, flush=True)
+
+    threads = [threading.Thread(target=worker) for _ in range(args.workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        for e in errors[:10]:
+            print(e, file=sys.stderr)
+        sys.exit("%d of %d objects failed" % (len(errors), total))
+    print("created %d objects in %.1fs" % (total, time.monotonic() - start), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
