@@ -170,7 +170,7 @@ fn read_text(path: &Path) -> Result<String, ConfigError> {
 }
 
 /// YAML must be UTF-8 here; the error points at the first bad byte so it can be found.
-pub(crate) fn utf8_text(name: &str, bytes: Vec<u8>) -> Result<String, ConfigError> {
+pub fn utf8_text(name: &str, bytes: Vec<u8>) -> Result<String, ConfigError> {
     String::from_utf8(bytes).map_err(|e| ConfigError::Parse {
         file: name.to_owned(),
         line: None,

@@ -10,6 +10,6 @@ mod watch;
 
 pub use load::{
     ConfigError, Validate, ValidationError, load_and_validate, load_yaml, parse_and_validate_str,
-    parse_yaml_str,
+    parse_yaml_str, utf8_text,
 };
 pub use watch::{ConfigWatcher, ReloadStatus, WatchOptions};

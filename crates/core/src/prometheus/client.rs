@@ -13,8 +13,8 @@ use super::config::{BasicAuth, PrometheusConfig, Verb};
 use super::metrics::ClientMetrics;
 use super::range::{Chunk, merge_chunks, plan_chunks, point_count};
 use super::response::{
-    DecodeError, Decoded, Labels, QueryResult, RangeSeries, decode_error_body, decode_query,
-    decode_series,
+    DecodeError, Decoded, Labels, QueryResult, RangeSeries, SeriesShapes, decode_error_body,
+    decode_query, decode_series, decode_series_shapes,
 };
 use super::tls::{TlsSettings, client_config};
 use super::token::TokenFile;
@@ -284,14 +284,36 @@ impl PrometheusClient {
 
     /// Label sets of the series matching any of `matchers` (each a series selector such as
     /// `{__name__=~"http_.*",namespace!=""}`), optionally limited to `[start, end]`.
-    /// Sent as GET, or as a POST form when the URL would exceed the configured length: relists
-    /// of many rules produce selectors that proxies reject in a URL.
     pub async fn series(
         &self,
         matchers: &[String],
         start: Option<SystemTime>,
         end: Option<SystemTime>,
     ) -> Result<Vec<Labels>, PrometheusError> {
+        self.series_as(matchers, start, end, decode_series).await
+    }
+
+    /// [`Self::series`] reduced to distinct names and label names as the answer is read: what
+    /// discovery needs, in memory proportional to the metrics, not to the series.
+    pub async fn series_shapes(
+        &self,
+        matchers: &[String],
+        start: Option<SystemTime>,
+        end: Option<SystemTime>,
+    ) -> Result<SeriesShapes, PrometheusError> {
+        self.series_as(matchers, start, end, decode_series_shapes)
+            .await
+    }
+
+    /// `/api/v1/series`, sent as GET, or as a POST form when the URL would exceed the configured
+    /// length: relists of many rules produce selectors that proxies reject in a URL.
+    async fn series_as<T>(
+        &self,
+        matchers: &[String],
+        start: Option<SystemTime>,
+        end: Option<SystemTime>,
+        decode: fn(&[u8]) -> Result<Decoded<T>, DecodeError>,
+    ) -> Result<T, PrometheusError> {
         if matchers.is_empty() {
             return Err(PrometheusError::InvalidRequest(
                 "series needs at least one matcher".into(),
@@ -313,8 +335,7 @@ impl PrometheusClient {
         } else {
             Verb::Get
         };
-        self.call(Endpoint::Series, verb, params, decode_series)
-            .await
+        self.call(Endpoint::Series, verb, params, decode).await
     }
 
     /// One HTTP request with permit, auth, timeout, metrics and decoding.

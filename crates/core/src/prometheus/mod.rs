@@ -37,6 +37,6 @@ pub use config::{BasicAuth, MetricsOptions, PrometheusConfig, Verb};
 pub use error::PrometheusError;
 pub use range::{Chunk, DEFAULT_MAX_POINTS, merge_chunks, plan_chunks, point_count};
 pub use response::{
-    DecodeError, Decoded, InstantSample, Labels, QueryResult, RangeSeries, Sample, decode_query,
-    decode_series, parse_sample_value,
+    DecodeError, Decoded, InstantSample, Labels, QueryResult, RangeSeries, Sample, SeriesShape,
+    SeriesShapes, decode_query, decode_series, decode_series_shapes, parse_sample_value,
 };

@@ -36,6 +36,7 @@
 //! ```
 
 mod admin;
+mod allocator;
 mod front_proxy;
 mod logging;
 mod serve;
@@ -47,6 +48,7 @@ mod tests;
 use std::{path::PathBuf, time::Duration};
 
 pub use admin::{AdminState, Readiness, ReadyGate, admin_router};
+pub use allocator::limit_malloc_arenas;
 pub use front_proxy::{AuthnError, FrontProxyConfig, UserInfo, front_proxy_identity};
 pub use logging::{LogArgs, LogFormat, init_tracing, log_filter};
 pub use serve::{ServeOptions, serve, serve_with, shutdown_signal};
