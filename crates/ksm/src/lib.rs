@@ -14,19 +14,18 @@ pub mod options;
 pub mod registry;
 pub mod runtime;
 pub mod sharding;
+pub mod sources;
 pub mod store;
 pub mod telemetry;
 pub mod watch;
-
-use std::sync::Arc;
+pub mod web_config;
 
 use anyhow::{Context, Result};
 use ferrocrane_core::kube::{ClientArgs, build_client};
 
-use crate::options::{
-    Options, ShardingMode, namespace_denylist_field_selector, node_field_selector,
-};
+use crate::options::Options;
 use crate::sharding::Sharding;
+use crate::telemetry::Telemetry;
 use crate::watch::ObjectOwnership;
 
 impl ObjectOwnership for Sharding {
@@ -38,65 +37,56 @@ impl ObjectOwnership for Sharding {
 pub fn run(args: Args) -> Result<()> {
     let options = options::load(&args)?;
     let _ = ferrocrane_core::server::init_tracing(&options.log)?;
+    ferrocrane_core::server::limit_malloc_arenas();
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?
-        .block_on(run_async(options))
+        .block_on(run_async(args, options))
 }
 
-async fn run_async(options: Options) -> Result<()> {
+async fn run_async(args: Args, options: Options) -> Result<()> {
+    unsupported_settings(&options)?;
+    let tls = match &options.tls_config {
+        Some(path) => web_config::load_web_config(path)?
+            .map(|c| c.load())
+            .transpose()
+            .with_context(|| format!("--tls-config={}", path.display()))?,
+        None => None,
+    };
     let client = build_client(&ClientArgs {
         kubeconfig: options.kubeconfig.clone(),
         apiserver: options.apiserver.clone(),
         ..ClientArgs::default()
     })
     .await?;
-    let sharding = match &options.sharding {
-        ShardingMode::Static(s) => *s,
-        ShardingMode::Auto { pod, namespace } => auto_sharding(&client, pod, namespace).await?,
-    };
-    let filter = options.family_filter.clone();
-    let contexts = Arc::new(options.clone());
-    let settings = runtime::Settings {
-        resources: options.resources.clone(),
-        namespaces: options.namespaces.clone(),
-        namespace_field_selector: (!options.namespaces_denylist.is_empty())
-            .then(|| namespace_denylist_field_selector(&options.namespaces_denylist)),
-        pod_field_selector: options.node.as_deref().map(node_field_selector),
-        family_enabled: Arc::new(move |name, opt_in| filter.is_included(name, opt_in)),
-        context_for: Arc::new(move |resource| contexts.family_context(resource)),
-        ownership: Arc::new(sharding),
-        shard: (sharding.shard, sharding.total),
+    let telemetry = Telemetry::new().context("registering self-metrics")?;
+    let server = runtime::ServerSettings {
         metrics_addr: resolve_addr(&options.metrics_address())?,
         telemetry_addr: resolve_addr(&options.telemetry_address())?,
-        gzip: options.enable_gzip_encoding,
+        tls,
     };
-    runtime::run(settings, client).await
+    let (specs, _sources) = sources::start_sources(&args, options, &client, &telemetry).await?;
+    runtime::run(server, client, telemetry, specs).await
 }
 
-/// `--pod`/`--pod-namespace`: this instance's shard is its StatefulSet ordinal.
-async fn auto_sharding(client: &kube::Client, pod: &str, namespace: &str) -> Result<Sharding> {
-    use k8s_openapi::api::{apps::v1::StatefulSet, core::v1::Pod};
-    let pod_obj = kube::Api::<Pod>::namespaced(client.clone(), namespace)
-        .get(pod)
-        .await
-        .with_context(|| format!("--pod={pod}: reading the pod for auto-sharding"))?;
-    let owner = pod_obj
-        .metadata
-        .owner_references
-        .iter()
-        .flatten()
-        .find(|o| o.kind == "StatefulSet")
-        .with_context(|| format!("--pod={pod}: not owned by a StatefulSet, cannot auto-shard"))?;
-    let sts = kube::Api::<StatefulSet>::namespaced(client.clone(), namespace)
-        .get(&owner.name)
-        .await?;
-    Ok(sharding::sharding_from_statefulset(
-        &owner.name,
-        sts.spec.replicas,
-        pod,
-    )?)
+/// Flags upstream has that this build cannot honour: refused with a reason rather than
+/// accepted and ignored.
+fn unsupported_settings(options: &Options) -> Result<()> {
+    if options.auth_filter {
+        anyhow::bail!(
+            "--auth-filter=true: not supported by ksm; protect /metrics with a proxy such as \
+             kube-rbac-proxy, or with --tls-config client certificates"
+        );
+    }
+    if options.timeouts != options::ServerTimeouts::DEFAULTS {
+        anyhow::bail!(
+            "--server-read-timeout/--server-write-timeout/--server-idle-timeout/\
+             --server-read-header-timeout: only the defaults (1m0s, 1m0s, 5m0s, 5s) are \
+             supported by ksm; remove the flags"
+        );
+    }
+    Ok(())
 }
 
 fn resolve_addr(addr: &str) -> Result<std::net::SocketAddr> {

@@ -42,7 +42,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{ArgAction, Parser};
-use ferrocrane_core::config::{ConfigError, Validate, ValidationError, parse_yaml_str};
+use ferrocrane_core::config::{ConfigError, Validate, ValidationError, parse_yaml_str, utf8_text};
 use ferrocrane_core::server::LogArgs;
 use serde::Deserialize;
 
@@ -397,6 +397,16 @@ pub struct ServerTimeouts {
     pub read_header: Duration,
 }
 
+impl ServerTimeouts {
+    /// The flags' defaults (upstream's): 1m0s, 1m0s, 5m0s, 5s.
+    pub const DEFAULTS: ServerTimeouts = ServerTimeouts {
+        read: Duration::from_secs(60),
+        write: Duration::from_secs(60),
+        idle: Duration::from_secs(300),
+        read_header: Duration::from_secs(5),
+    };
+}
+
 /// Validated, merged settings the runtime works from.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -458,6 +468,47 @@ impl Options {
     /// `host:port` of the telemetry listener.
     pub fn telemetry_address(&self) -> String {
         join_host_port(&self.telemetry_host, self.telemetry_port)
+    }
+
+    /// The extra field selector of the pods watch: unscheduled pods only
+    /// (`spec.nodeName=`) with `--track-unscheduled-pods`, which wins over `--node` as
+    /// upstream's builder has it; the node's pods with `--node`; `None` otherwise.
+    pub fn pod_field_selector(&self) -> Option<String> {
+        if self.track_unscheduled_pods {
+            Some("spec.nodeName=".to_owned())
+        } else {
+            self.node.as_deref().map(node_field_selector)
+        }
+    }
+
+    /// The namespace denylist as a field selector, for namespaced resources watched
+    /// cluster-wide; `None` without a denylist.
+    pub fn namespace_field_selector(&self) -> Option<String> {
+        (!self.namespaces_denylist.is_empty())
+            .then(|| namespace_denylist_field_selector(&self.namespaces_denylist))
+    }
+
+    /// The settings a `--config` reload cannot apply to a running process (listeners,
+    /// TLS, API server connection), by config key, that differ between `self` and `next`.
+    /// Upstream restarts its whole process on a change; we rebuild the watchers only, so
+    /// these are reported instead of silently ignored.
+    pub fn restart_required_changes(&self, next: &Options) -> Vec<&'static str> {
+        let mut changed = Vec::new();
+        let mut check = |key: &'static str, differs: bool| {
+            if differs {
+                changed.push(key);
+            }
+        };
+        check("host", self.host != next.host);
+        check("port", self.port != next.port);
+        check("telemetry_host", self.telemetry_host != next.telemetry_host);
+        check("telemetry_port", self.telemetry_port != next.telemetry_port);
+        check("tls_config", self.tls_config != next.tls_config);
+        check("kubeconfig", self.kubeconfig != next.kubeconfig);
+        check("apiserver", self.apiserver != next.apiserver);
+        check("auth_filter", self.auth_filter != next.auth_filter);
+        check("server timeouts", self.timeouts != next.timeouts);
+        changed
     }
 }
 
@@ -1341,17 +1392,7 @@ pub fn load(args: &Args) -> Result<Options, OptionsError> {
             path: path.clone(),
             source,
         })
-        .and_then(|bytes| {
-            String::from_utf8(bytes).map_err(|e| ConfigError::Parse {
-                file: name.clone(),
-                line: None,
-                column: None,
-                message: format!(
-                    "not valid UTF-8 (byte offset {})",
-                    e.utf8_error().valid_up_to()
-                ),
-            })
-        })
+        .and_then(|bytes| utf8_text(&name, bytes))
         .and_then(|text| ConfigFile::parse(&name, &text));
     match parsed {
         Ok(file) => resolve_with_config(args, &name, &file),
@@ -1367,15 +1408,7 @@ pub fn config_loader(
     args: Args,
 ) -> impl Fn(&str, Vec<u8>) -> Result<Options, ConfigError> + Send + Sync + 'static {
     move |name, bytes| {
-        let text = String::from_utf8(bytes).map_err(|e| ConfigError::Parse {
-            file: name.to_owned(),
-            line: None,
-            column: None,
-            message: format!(
-                "not valid UTF-8 (byte offset {})",
-                e.utf8_error().valid_up_to()
-            ),
-        })?;
+        let text = utf8_text(name, bytes)?;
         let file = ConfigFile::parse(name, &text)?;
         resolve_with_config(&args, name, &file).map_err(|e| match e {
             OptionsError::Config(c) => c,

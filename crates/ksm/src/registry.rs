@@ -3,14 +3,13 @@
 use std::fmt::Debug;
 use std::sync::Arc;
 
-use kube::runtime::watcher;
 use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 
 use crate::families::{self, FamilyContext, ResourceFamilies};
 use crate::store::MetricsStore;
 use crate::telemetry::Telemetry;
-use crate::watch::{ObjectOwnership, WatchContext, run_watcher};
+use crate::watch::{ListSettings, ObjectOwnership, WatchContext, run_watcher};
 
 /// Whether a family (by name, and whether it is opt-in) is exported.
 pub type FamilyPredicate = Arc<dyn Fn(&str, bool) -> bool + Send + Sync>;
@@ -28,13 +27,15 @@ pub struct ResourcePlan {
     pub family_enabled: FamilyPredicate,
     pub ownership: Arc<dyn ObjectOwnership>,
     pub telemetry: Telemetry,
+    pub list: ListSettings,
     /// Called once per watcher when its first list is complete.
     pub on_synced: Arc<dyn Fn() + Send + Sync>,
 }
 
 pub struct StartedResource {
     pub store: Arc<MetricsStore>,
-    pub watchers: usize,
+    /// One task per watcher; aborting them stops the resource (on reload or re-sharding).
+    pub tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
 /// How to build a namespaced Api for a namespaced resource; `None` for cluster-scoped ones.
@@ -82,12 +83,9 @@ where
         )),
         None => targets.push((Api::all(plan.client.clone()), selectors(None))),
     }
-    let watchers = targets.len();
+    let mut tasks = Vec::with_capacity(targets.len());
     for (api, fields) in targets {
-        let mut config = watcher::Config::default();
-        if let Some(f) = &fields {
-            config = config.fields(f);
-        }
+        let config = plan.list.watcher_config(fields.as_deref());
         let on_synced = plan.on_synced.clone();
         let wc = WatchContext {
             families: families.clone(),
@@ -96,11 +94,12 @@ where
             store: store.clone(),
             ownership: plan.ownership.clone(),
             telemetry: plan.telemetry.clone(),
+            list: plan.list,
             on_synced: Box::new(move || on_synced()),
         };
-        tokio::spawn(run_watcher(api, config, wc));
+        tasks.push(tokio::spawn(run_watcher(api, config, wc)));
     }
-    StartedResource { store, watchers }
+    StartedResource { store, tasks }
 }
 
 /// Starts the watchers of one resource by its `--resources` name; `None` for an unknown name.

@@ -1,108 +1,272 @@
-//! Wiring: start a watcher per enabled resource, serve the stores on the metrics port and
-//! self-metrics on the telemetry port, turn ready once every watcher has listed, drain on
-//! SIGTERM.
+//! Wiring: an [`Engine`] (a watcher per enabled resource, plus the custom-resource runtime)
+//! feeds stores that the metrics port serves; self-metrics go to the telemetry port; ready
+//! once every watcher has listed; drain on SIGTERM.
+//!
+//! What the engine exports is an [`EngineSpec`]. A new spec (a `--config` or custom
+//! resource config reload, an auto-sharding replica change) starts a new engine next to the
+//! running one; scrapes keep getting the old stores until the new watchers have listed, then
+//! the stores are swapped and the old watchers stopped. A scrape never sees a half-built
+//! engine.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
+use ferrocrane_core::kube::{SharedMapper, spawn_refresh};
 use ferrocrane_core::server::{AdminState, Readiness, admin_router, serve, shutdown_signal};
 use kube::Client;
+use rustls::ServerConfig;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
 
+use crate::custom_resource::{
+    CustomResourceOptions, CustomResourceRuntime, CustomResourceStateConfig, CustomResourceStores,
+    run_custom_resources,
+};
 use crate::families::FamilyContext;
 use crate::http::{MetricsState, router};
 use crate::registry::{FamilyPredicate, ResourcePlan, start};
+use crate::sharding::Sharding;
+use crate::store::MetricsStore;
 use crate::telemetry::Telemetry;
-use crate::watch::ObjectOwnership;
+use crate::watch::ListSettings;
 
-/// Everything the runtime needs, already validated (see `options`).
-pub struct Settings {
+/// How often discovery is refreshed to notice CRDs created or deleted after start.
+const DISCOVERY_INTERVAL: Duration = Duration::from_secs(5);
+
+/// How long a reload waits for the new watchers' first lists before swapping anyway (a
+/// resource the API server keeps failing must not block a config change forever).
+const SWAP_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// What the watchers export; everything a config reload or re-sharding can change.
+#[derive(Clone)]
+pub struct EngineSpec {
     pub resources: Vec<String>,
     pub namespaces: Vec<String>,
+    /// For namespaced resources watched cluster-wide (the namespace denylist).
     pub namespace_field_selector: Option<String>,
-    /// `--node`: export only pods scheduled to this node.
+    /// `--node` / `--track-unscheduled-pods`: the extra selector of the pods watch.
     pub pod_field_selector: Option<String>,
     pub family_enabled: FamilyPredicate,
     pub context_for: Arc<dyn Fn(&str) -> FamilyContext + Send + Sync>,
-    pub ownership: Arc<dyn ObjectOwnership>,
-    pub shard: (i32, i32),
-    pub metrics_addr: SocketAddr,
-    pub telemetry_addr: SocketAddr,
+    pub sharding: Sharding,
+    pub list: ListSettings,
+    /// Custom resource state configuration; `None` for none.
+    pub custom_resources: Option<Arc<CustomResourceStateConfig>>,
     pub gzip: bool,
 }
 
-pub async fn run(settings: Settings, client: Client) -> Result<()> {
-    let telemetry = Telemetry::new().context("registering self-metrics")?;
-    telemetry.set_sharding(settings.shard.0, settings.shard.1);
+/// What a scrape reads: one consistent set of stores.
+pub struct Serving {
+    pub stores: Vec<Arc<MetricsStore>>,
+    /// Custom-resource stores; their set changes as CRDs come and go.
+    pub custom: Option<CustomResourceStores>,
+    pub gzip: bool,
+}
+
+/// The stores scrapes read, swapped whole on reload.
+pub type SharedServing = Arc<RwLock<Arc<Serving>>>;
+
+/// Running watchers for one [`EngineSpec`]; dropping it stops them.
+pub struct Engine {
+    serving: Arc<Serving>,
+    tasks: Vec<JoinHandle<()>>,
+    _custom: Option<CustomResourceRuntime>,
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+/// Lazily started discovery, shared by every engine of the process.
+#[derive(Clone)]
+pub struct Discovery {
+    client: Client,
+    mapper: Arc<std::sync::OnceLock<SharedMapper>>,
+}
+
+impl Discovery {
+    pub fn new(client: Client) -> Self {
+        Self {
+            client,
+            mapper: Arc::default(),
+        }
+    }
+
+    fn mapper(&self) -> SharedMapper {
+        self.mapper
+            .get_or_init(|| spawn_refresh(self.client.clone(), DISCOVERY_INTERVAL))
+            .clone()
+    }
+}
+
+impl Engine {
+    /// Starts every watcher of `spec`. The receiver turns `true` once each built-in watcher
+    /// has completed its first list (custom resources do not hold it: their CRDs may never
+    /// exist).
+    pub fn start(
+        spec: &EngineSpec,
+        client: &Client,
+        discovery: &Discovery,
+        telemetry: &Telemetry,
+    ) -> Result<(Engine, watch::Receiver<bool>)> {
+        let (synced_tx, synced_rx) = watch::channel(false);
+        let synced_tx = Arc::new(synced_tx);
+        let pending = Arc::new(AtomicUsize::new(0));
+        let ownership: Arc<Sharding> = Arc::new(spec.sharding);
+        let mut stores = Vec::new();
+        let mut tasks = Vec::new();
+        for resource in &spec.resources {
+            let pending_for_cb = pending.clone();
+            let synced = synced_tx.clone();
+            let plan = ResourcePlan {
+                client: client.clone(),
+                namespaces: spec.namespaces.clone(),
+                namespace_field_selector: spec.namespace_field_selector.clone(),
+                field_selector: (resource == "pods")
+                    .then(|| spec.pod_field_selector.clone())
+                    .flatten(),
+                ctx: (spec.context_for)(resource),
+                family_enabled: spec.family_enabled.clone(),
+                ownership: ownership.clone(),
+                telemetry: telemetry.clone(),
+                list: spec.list,
+                on_synced: Arc::new(move || {
+                    if pending_for_cb.fetch_sub(1, Ordering::SeqCst) == 1 {
+                        synced.send_replace(true);
+                    }
+                }),
+            };
+            let started = start(resource, &plan)
+                .with_context(|| format!("resource {resource:?} is not supported"))?;
+            pending.fetch_add(started.tasks.len(), Ordering::SeqCst);
+            stores.push(started.store);
+            tasks.extend(started.tasks);
+        }
+        if pending.load(Ordering::SeqCst) == 0 {
+            synced_tx.send_replace(true);
+        }
+        let custom = spec.custom_resources.as_ref().map(|config| {
+            run_custom_resources(
+                client.clone(),
+                (**config).clone(),
+                discovery.mapper(),
+                CustomResourceOptions {
+                    namespaces: spec.namespaces.clone(),
+                    ownership: spec
+                        .sharding
+                        .is_sharded()
+                        .then(|| ownership.clone() as Arc<dyn crate::watch::ObjectOwnership>),
+                    family_enabled: Some(spec.family_enabled.clone()),
+                    list: spec.list,
+                },
+            )
+        });
+        let serving = Arc::new(Serving {
+            stores,
+            custom: custom.as_ref().map(|c| c.stores().clone()),
+            gzip: spec.gzip,
+        });
+        tracing::info!(
+            resources = ?spec.resources,
+            custom_resources = spec.custom_resources.as_ref().map_or(0, |c| c.spec.resources.len()),
+            shard = spec.sharding.shard,
+            total_shards = spec.sharding.total,
+            "watching"
+        );
+        Ok((
+            Engine {
+                serving,
+                tasks,
+                _custom: custom,
+            },
+            synced_rx,
+        ))
+    }
+}
+
+/// The listeners; fixed for the life of the process.
+pub struct ServerSettings {
+    pub metrics_addr: SocketAddr,
+    pub telemetry_addr: SocketAddr,
+    /// `--tls-config`, for both listeners.
+    pub tls: Option<Arc<ServerConfig>>,
+}
+
+/// Serves until SIGTERM/SIGINT, following `specs`: the current value is started at once,
+/// each later value replaces the running engine as described in the module docs.
+pub async fn run(
+    server: ServerSettings,
+    client: Client,
+    telemetry: Telemetry,
+    mut specs: watch::Receiver<Arc<EngineSpec>>,
+) -> Result<()> {
     let readiness = Readiness::new();
     let synced_gate = readiness.gate("informers-synced");
+    let discovery = Discovery::new(client.clone());
 
-    let pending = Arc::new(AtomicUsize::new(0));
-    let mut stores = Vec::new();
-    for resource in &settings.resources {
-        let gate = synced_gate.clone();
-        let pending_for_cb = pending.clone();
-        let plan = ResourcePlan {
-            client: client.clone(),
-            namespaces: settings.namespaces.clone(),
-            namespace_field_selector: settings.namespace_field_selector.clone(),
-            field_selector: (resource == "pods")
-                .then(|| settings.pod_field_selector.clone())
-                .flatten(),
-            ctx: (settings.context_for)(resource),
-            family_enabled: settings.family_enabled.clone(),
-            ownership: settings.ownership.clone(),
-            telemetry: telemetry.clone(),
-            on_synced: Arc::new(move || {
-                if pending_for_cb.fetch_sub(1, Ordering::SeqCst) == 1 {
-                    gate.ready();
-                }
-            }),
-        };
-        let started = start(resource, &plan)
-            .with_context(|| format!("resource {resource:?} is not supported"))?;
-        pending.fetch_add(started.watchers, Ordering::SeqCst);
-        stores.push(started.store);
-    }
-    if pending.load(Ordering::SeqCst) == 0 {
-        synced_gate.ready();
-    }
-    tracing::info!(resources = ?settings.resources, "watching");
+    let spec = specs.borrow_and_update().clone();
+    telemetry.set_sharding(spec.sharding.shard, spec.sharding.total);
+    let (engine, mut synced) = Engine::start(&spec, &client, &discovery, &telemetry)?;
+    let serving: SharedServing = Arc::new(RwLock::new(engine.serving.clone()));
+    tokio::spawn(async move {
+        if synced.wait_for(|s| *s).await.is_ok() {
+            synced_gate.ready();
+        }
+    });
+    let supervisor = tokio::spawn(follow_specs(
+        engine,
+        specs,
+        client.clone(),
+        discovery,
+        telemetry.clone(),
+        serving.clone(),
+    ));
 
     let metrics_app = router(MetricsState {
-        stores: Arc::new(stores),
-        gzip: settings.gzip,
+        serving,
         telemetry: telemetry.clone(),
     });
     let telemetry_app = admin_router(AdminState::new(readiness, telemetry.registry.clone()));
-    let metrics_listener = tokio::net::TcpListener::bind(settings.metrics_addr)
+    let metrics_listener = tokio::net::TcpListener::bind(server.metrics_addr)
         .await
-        .with_context(|| format!("binding the metrics port {}", settings.metrics_addr))?;
-    let telemetry_listener = tokio::net::TcpListener::bind(settings.telemetry_addr)
+        .with_context(|| format!("binding the metrics port {}", server.metrics_addr))?;
+    let telemetry_listener = tokio::net::TcpListener::bind(server.telemetry_addr)
         .await
-        .with_context(|| format!("binding the telemetry port {}", settings.telemetry_addr))?;
-    tracing::info!(metrics = %settings.metrics_addr, telemetry = %settings.telemetry_addr, "serving");
+        .with_context(|| format!("binding the telemetry port {}", server.telemetry_addr))?;
+    tracing::info!(
+        metrics = %server.metrics_addr,
+        telemetry = %server.telemetry_addr,
+        tls = server.tls.is_some(),
+        "serving"
+    );
 
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let stopped = |mut rx: watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|s| *s).await;
     };
     let metrics = tokio::spawn(serve(
         metrics_listener,
-        None,
+        server.tls.clone(),
         metrics_app,
         stopped(stop_rx.clone()),
     ));
     let telemetry_server = tokio::spawn(serve(
         telemetry_listener,
-        None,
+        server.tls,
         telemetry_app,
         stopped(stop_rx),
     ));
     shutdown_signal().await;
     tracing::info!("shutting down");
     let _ = stop_tx.send(true);
+    supervisor.abort();
     metrics
         .await
         .context("metrics server task")?
@@ -112,4 +276,51 @@ pub async fn run(settings: Settings, client: Client) -> Result<()> {
         .context("telemetry server task")?
         .context("telemetry server")?;
     Ok(())
+}
+
+/// Replaces the engine on every new spec; owns the running engine.
+async fn follow_specs(
+    mut engine: Engine,
+    mut specs: watch::Receiver<Arc<EngineSpec>>,
+    client: Client,
+    discovery: Discovery,
+    telemetry: Telemetry,
+    serving: SharedServing,
+) {
+    while specs.changed().await.is_ok() {
+        let spec = specs.borrow_and_update().clone();
+        let (next, mut synced) = match Engine::start(&spec, &client, &discovery, &telemetry) {
+            Ok(started) => started,
+            Err(e) => {
+                // Options were validated, so this is a bug; keep serving what we have.
+                tracing::error!(error = %e, "cannot apply the new configuration; keeping the running one");
+                continue;
+            }
+        };
+        if tokio::time::timeout(SWAP_TIMEOUT, synced.wait_for(|s| *s))
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                timeout = ?SWAP_TIMEOUT,
+                "new watchers have not all listed yet; switching to them anyway"
+            );
+        }
+        *serving.write().unwrap_or_else(|e| e.into_inner()) = next.serving.clone();
+        telemetry.set_sharding(spec.sharding.shard, spec.sharding.total);
+        telemetry.forget_resources(
+            engine
+                .serving
+                .stores
+                .iter()
+                .map(|s| s.resource())
+                .filter(|r| !spec.resources.iter().any(|n| n == r)),
+        );
+        // Dropping the old engine stops its watchers.
+        engine = next;
+        tracing::info!("configuration applied");
+    }
+    // The spec source ended (shutdown); keep the engine until the process stops.
+    let _engine = engine;
+    std::future::pending::<()>().await;
 }

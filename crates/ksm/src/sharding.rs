@@ -143,10 +143,49 @@ pub fn sharding_from_statefulset(
     Sharding::new(shard, replicas.unwrap_or(1))
 }
 
+/// What the auto-sharding runtime uses: [`sharding_from_statefulset`], except that a pod
+/// outside the replica count (being scaled away, or replicas 0) gets an assignment that owns
+/// no object instead of an error, as upstream (it keeps the numbers and nothing hashes to
+/// them). Fails only when the pod name carries no ordinal.
+pub fn auto_sharding(
+    statefulset: &str,
+    replicas: Option<i32>,
+    pod: &str,
+) -> Result<Sharding, ShardingError> {
+    match sharding_from_statefulset(statefulset, replicas, pod) {
+        Ok(s) => Ok(s),
+        Err(ShardingError::OutOfRange { shard, total }) => Ok(Sharding { shard, total }),
+        Err(ShardingError::InvalidTotal { total }) => Ok(Sharding {
+            shard: ordinal_from_statefulset_pod(statefulset, pod)?,
+            total,
+        }),
+        Err(e) => Err(e),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn auto_sharding_follows_replicas_and_owns_nothing_when_scaled_away() {
+        let s = auto_sharding("ksm", Some(3), "ksm-2").unwrap();
+        assert_eq!(s, Sharding { shard: 2, total: 3 });
+        let uids: Vec<String> = (0..200).map(|i| format!("uid-{i}")).collect();
+        assert!(uids.iter().any(|u| s.owns(u)));
+        // Scaled from 3 to 2: pod 2 is going away and must export nothing.
+        let gone = auto_sharding("ksm", Some(2), "ksm-2").unwrap();
+        assert!(uids.iter().all(|u| !gone.owns(u)));
+        let zero = auto_sharding("ksm", Some(0), "ksm-0").unwrap();
+        assert!(uids.iter().all(|u| !zero.owns(u)));
+        // Scaled up: pods 0 and 1 of 2 split everything.
+        let a = auto_sharding("ksm", Some(2), "ksm-0").unwrap();
+        let b = auto_sharding("ksm", Some(2), "ksm-1").unwrap();
+        assert!(uids.iter().all(|u| a.owns(u) != b.owns(u)));
+        assert!(auto_sharding("ksm", Some(2), "other-0").is_err());
+        assert_eq!(auto_sharding("ksm", None, "ksm-0").unwrap(), Sharding::NONE);
+    }
 
     #[test]
     fn fnv1a_64_known_vectors() {

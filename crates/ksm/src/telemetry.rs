@@ -1,6 +1,8 @@
 //! Self-metrics on the telemetry port, named as kube-state-metrics names them so existing
 //! dashboards and alerts keep working.
 
+use std::time::{SystemTime, UNIX_EPOCH};
+
 use prometheus::{CounterVec, Gauge, GaugeVec, HistogramOpts, HistogramVec, Opts, Registry};
 
 #[derive(Clone)]
@@ -12,6 +14,27 @@ pub struct Telemetry {
     shard_ordinal: GaugeVec,
     total_shards: Gauge,
     pub scrape_duration: HistogramVec,
+    config_hash: GaugeVec,
+    config_reload_successful: GaugeVec,
+    config_reload_success_time: GaugeVec,
+}
+
+/// Which watched file a config reload metric is about (upstream's `type` label).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigKind {
+    /// `--config`.
+    Options,
+    /// `--custom-resource-state-config-file`.
+    CustomResourceState,
+}
+
+impl ConfigKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            ConfigKind::Options => "config",
+            ConfigKind::CustomResourceState => "customresourceconfig",
+        }
+    }
 }
 
 impl Telemetry {
@@ -57,6 +80,31 @@ impl Telemetry {
             .const_label("handler", "metrics"),
             &["method"],
         )?;
+        let config_labels = &["type", "filename"];
+        let config_hash = GaugeVec::new(
+            Opts::new(
+                "kube_state_metrics_config_hash",
+                "Hash of the currently loaded configuration.",
+            ),
+            config_labels,
+        )?;
+        let config_reload_successful = GaugeVec::new(
+            Opts::new(
+                "kube_state_metrics_last_config_reload_successful",
+                "Whether the last configuration reload attempt was successful.",
+            ),
+            config_labels,
+        )?;
+        let config_reload_success_time = GaugeVec::new(
+            Opts::new(
+                "kube_state_metrics_last_config_reload_success_timestamp_seconds",
+                "Timestamp of the last successful configuration reload.",
+            ),
+            config_labels,
+        )?;
+        registry.register(Box::new(config_hash.clone()))?;
+        registry.register(Box::new(config_reload_successful.clone()))?;
+        registry.register(Box::new(config_reload_success_time.clone()))?;
         registry.register(Box::new(list_total.clone()))?;
         registry.register(Box::new(watch_total.clone()))?;
         registry.register(Box::new(list_objects.clone()))?;
@@ -71,7 +119,36 @@ impl Telemetry {
             shard_ordinal,
             total_shards,
             scrape_duration,
+            config_hash,
+            config_reload_successful,
+            config_reload_success_time,
         })
+    }
+
+    /// A config file was (re)loaded and is in force. `hash` identifies the content; only
+    /// its low 48 bits are exported so the value is exact in a float64, as upstream does
+    /// with its md5 (the values differ from upstream's, the meaning does not).
+    pub fn config_loaded(&self, kind: ConfigKind, file: &str, at: SystemTime, hash: u64) {
+        let labels = [kind.label(), file];
+        self.config_reload_successful
+            .with_label_values(&labels)
+            .set(1.0);
+        self.config_reload_success_time
+            .with_label_values(&labels)
+            .set(
+                at.duration_since(UNIX_EPOCH)
+                    .map_or(0.0, |d| d.as_secs_f64()),
+            );
+        self.config_hash
+            .with_label_values(&labels)
+            .set((hash & ((1 << 48) - 1)) as f64);
+    }
+
+    /// A (re)load of a config file failed; the last good configuration stays in force.
+    pub fn config_failed(&self, kind: ConfigKind, file: &str) {
+        self.config_reload_successful
+            .with_label_values(&[kind.label(), file])
+            .set(0.0);
     }
 
     pub fn set_sharding(&self, ordinal: i32, total: i32) {
@@ -102,9 +179,61 @@ impl Telemetry {
             .inc();
     }
 
+    /// Drops the object gauge of resources no longer watched (after a reload), so a
+    /// removed resource does not keep reporting its last count.
+    pub fn forget_resources<'a>(&self, resources: impl IntoIterator<Item = &'a str>) {
+        for r in resources {
+            let _ = self.list_objects.remove_label_values(&[r]);
+        }
+    }
+
     pub fn set_objects(&self, resource: &str, count: usize) {
         self.list_objects
             .with_label_values(&[resource])
             .set(count as f64);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prometheus::Encoder;
+
+    fn exposition(t: &Telemetry) -> String {
+        let mut out = Vec::new();
+        prometheus::TextEncoder::new()
+            .encode(&t.registry.gather(), &mut out)
+            .expect("encode");
+        String::from_utf8(out).expect("utf8")
+    }
+
+    #[test]
+    fn forgotten_resources_leave_the_object_gauge() {
+        let t = Telemetry::new().expect("telemetry");
+        t.set_objects("pods", 3);
+        t.set_objects("secrets", 1);
+        t.forget_resources(["secrets", "never-seen"]);
+        let text = exposition(&t);
+        assert!(text.contains("kube_state_metrics_list_objects{resource=\"pods\"} 3"));
+        assert!(!text.contains("resource=\"secrets\""), "{text}");
+    }
+
+    #[test]
+    fn config_reload_metrics_use_upstream_names_and_labels() {
+        let t = Telemetry::new().expect("telemetry");
+        let at = UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+        t.config_loaded(ConfigKind::Options, "/etc/ksm/config.yaml", at, u64::MAX);
+        t.config_loaded(ConfigKind::CustomResourceState, "crs.yaml", at, 7);
+        t.config_failed(ConfigKind::CustomResourceState, "crs.yaml");
+        let text = exposition(&t);
+        for line in [
+            "kube_state_metrics_last_config_reload_successful{filename=\"/etc/ksm/config.yaml\",type=\"config\"} 1",
+            "kube_state_metrics_last_config_reload_successful{filename=\"crs.yaml\",type=\"customresourceconfig\"} 0",
+            "kube_state_metrics_last_config_reload_success_timestamp_seconds{filename=\"crs.yaml\",type=\"customresourceconfig\"} 1700000000",
+            "kube_state_metrics_config_hash{filename=\"/etc/ksm/config.yaml\",type=\"config\"} 281474976710655",
+            "kube_state_metrics_config_hash{filename=\"crs.yaml\",type=\"customresourceconfig\"} 7",
+        ] {
+            assert!(text.contains(line), "missing {line} in\n{text}");
+        }
     }
 }

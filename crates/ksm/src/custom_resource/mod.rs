@@ -19,4 +19,6 @@ pub(crate) mod testdata;
 
 pub use config::CustomResourceStateConfig;
 pub use metrics::CompiledResource;
-pub use watch::{CustomResourceStores, run_custom_resources};
+pub use watch::{
+    CustomResourceOptions, CustomResourceRuntime, CustomResourceStores, run_custom_resources,
+};

@@ -24,8 +24,9 @@ use tokio::task::JoinHandle;
 
 use super::config::{CustomResourceStateConfig, GroupVersionKind, Resource};
 use super::metrics::CompiledResource;
+use crate::registry::FamilyPredicate;
 use crate::store::MetricsStore;
-use crate::watch::ObjectOwnership;
+use crate::watch::{ListSettings, ObjectOwnership};
 
 /// The live set of custom-resource stores, shared with the HTTP layer. Stores come and
 /// go as CRDs appear and disappear, so the layer takes a [`Self::snapshot`] per scrape.
@@ -70,7 +71,7 @@ impl CustomResourceStores {
         }
     }
 
-    fn insert(&self, key: String, store: Arc<MetricsStore>) {
+    pub(crate) fn insert(&self, key: String, store: Arc<MetricsStore>) {
         self.inner
             .write()
             .unwrap_or_else(|e| e.into_inner())
@@ -92,6 +93,44 @@ pub struct CustomResourceOptions {
     pub namespaces: Vec<String>,
     /// Sharding; `None` exports every object.
     pub ownership: Option<Arc<dyn ObjectOwnership>>,
+    /// `--metric-allowlist` / `--metric-denylist` (custom families are never opt-in);
+    /// `None` exports every configured family.
+    pub family_enabled: Option<FamilyPredicate>,
+    /// `--use-apiserver-cache`, `--object-limit`.
+    pub list: ListSettings,
+}
+
+/// A running custom-resource runtime: its stores, and the tasks feeding them, which stop
+/// when this is dropped (a reload replaces the whole runtime).
+pub struct CustomResourceRuntime {
+    stores: CustomResourceStores,
+    supervisor: JoinHandle<()>,
+}
+
+impl CustomResourceRuntime {
+    pub fn stores(&self) -> &CustomResourceStores {
+        &self.stores
+    }
+}
+
+impl Drop for CustomResourceRuntime {
+    fn drop(&mut self) {
+        // The supervisor owns the watcher tasks (see `Running`), so they stop with it.
+        self.supervisor.abort();
+    }
+}
+
+/// The watcher task of each resolved GVK; aborted when dropped, so stopping the
+/// supervisor stops everything it started.
+#[derive(Default)]
+struct Running(BTreeMap<String, JoinHandle<()>>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        for task in self.0.values() {
+            task.abort();
+        }
+    }
 }
 
 /// One configured resource resolved to a concrete, served GVK.
@@ -156,19 +195,19 @@ pub fn resolve(index: usize, resource: &Resource, mapper: &ResourceMapper) -> Ve
     out
 }
 
-/// Starts the custom-resource runtime and returns its stores at once (empty until CRDs
+/// Starts the custom-resource runtime and returns at once (stores empty until CRDs
 /// resolve). A supervisor task resolves every configured GVK on each discovery change,
 /// starts a watcher per newly served GVK and stops those discovery no longer lists. When
-/// the mapper's refresher stops, the supervisor ends and the running watchers carry on.
-pub async fn run_custom_resources(
+/// the mapper's refresher stops, the supervisor keeps the running watchers going.
+pub fn run_custom_resources(
     client: Client,
     config: CustomResourceStateConfig,
     mapper: SharedMapper,
     options: CustomResourceOptions,
-) -> CustomResourceStores {
+) -> CustomResourceRuntime {
     let stores = CustomResourceStores::default();
-    tokio::spawn(supervise(client, config, mapper, options, stores.clone()));
-    stores
+    let supervisor = tokio::spawn(supervise(client, config, mapper, options, stores.clone()));
+    CustomResourceRuntime { stores, supervisor }
 }
 
 async fn supervise(
@@ -178,7 +217,7 @@ async fn supervise(
     options: CustomResourceOptions,
     stores: CustomResourceStores,
 ) {
-    let mut running: BTreeMap<String, JoinHandle<()>> = BTreeMap::new();
+    let mut running = Running::default();
     let mut reported_missing: HashSet<usize> = HashSet::new();
     let mut snapshot = mapper.current();
     loop {
@@ -196,9 +235,10 @@ async fn supervise(
         match mapper.changed().await {
             Ok(next) => snapshot = next,
             Err(e) => {
-                // The last mapping stays valid: running watchers keep their stores.
+                // The last mapping stays valid: running watchers keep their stores, and
+                // this task must live on because dropping `running` would stop them.
                 tracing::info!(error = %e, "custom resources: discovery stopped; no further CRDs will be picked up");
-                return;
+                std::future::pending::<()>().await;
             }
         }
     }
@@ -210,7 +250,7 @@ fn reconcile(
     mapper: &ResourceMapper,
     options: &CustomResourceOptions,
     stores: &CustomResourceStores,
-    running: &mut BTreeMap<String, JoinHandle<()>>,
+    running: &mut Running,
     reported_missing: &mut HashSet<usize>,
 ) {
     let mut wanted: BTreeSet<String> = BTreeSet::new();
@@ -229,10 +269,10 @@ fn reconcile(
         for r in resolved {
             let key = r.key();
             wanted.insert(key.clone());
-            if running.contains_key(&key) {
+            if running.0.contains_key(&key) {
                 continue;
             }
-            let compiled = match CompiledResource::compile(resource, &r.gvk) {
+            let compiled = match compile(resource, &r.gvk, options) {
                 Ok(c) => Arc::new(c),
                 Err(e) => {
                     // Validated configs always compile; never let one entry stop the rest.
@@ -250,10 +290,10 @@ fn reconcile(
                 store,
                 options.clone(),
             ));
-            running.insert(key, task);
+            running.0.insert(key, task);
         }
     }
-    running.retain(|key, task| {
+    running.0.retain(|key, task| {
         if wanted.contains(key) {
             return true;
         }
@@ -265,6 +305,20 @@ fn reconcile(
         stores.remove(key);
         false
     });
+}
+
+/// Compiles one configured resource for a resolved GVK, keeping only the families the
+/// metric allow/deny lists let through (upstream filters custom families the same way).
+fn compile(
+    resource: &Resource,
+    gvk: &GroupVersionKind,
+    options: &CustomResourceOptions,
+) -> Result<CompiledResource, super::metrics::CompileError> {
+    let mut compiled = CompiledResource::compile(resource, gvk)?;
+    if let Some(enabled) = &options.family_enabled {
+        compiled.families.retain(|f| enabled(&f.name, false));
+    }
+    Ok(compiled)
 }
 
 /// Watches every namespace in `options.namespaces` (or all) into one store.
@@ -292,6 +346,7 @@ async fn watch_resource(
             compiled.clone(),
             store.clone(),
             options.ownership.clone(),
+            options.list,
         )
     });
     futures::future::join_all(watchers).await;
@@ -303,8 +358,10 @@ async fn watch_one(
     compiled: Arc<CompiledResource>,
     store: Arc<MetricsStore>,
     ownership: Option<Arc<dyn ObjectOwnership>>,
+    list: ListSettings,
 ) {
     let mut listed: HashSet<String> = HashSet::new();
+    let mut budget = list.budget();
     let apply = |obj: &DynamicObject, listed: Option<&mut HashSet<String>>| {
         let Some(uid) = obj.metadata.uid.as_deref() else {
             return;
@@ -320,13 +377,20 @@ async fn watch_one(
             listed.insert(uid.to_string());
         }
     };
-    let mut events = watcher(api, watcher::Config::default())
+    let mut events = watcher(api, list.watcher_config(None))
         .default_backoff()
         .boxed();
     while let Some(event) = events.next().await {
         match event {
-            Ok(Event::Init) => listed.clear(),
-            Ok(Event::InitApply(obj)) => apply(&obj, Some(&mut listed)),
+            Ok(Event::Init) => {
+                listed.clear();
+                budget.restart();
+            }
+            Ok(Event::InitApply(obj)) => {
+                if budget.admit() {
+                    apply(&obj, Some(&mut listed));
+                }
+            }
             Ok(Event::InitDone) => store.retain(&std::mem::take(&mut listed)),
             Ok(Event::Apply(obj)) => apply(&obj, None),
             Ok(Event::Delete(obj)) => {
@@ -447,13 +511,13 @@ mod tests {
             },
             ..Default::default()
         };
-        let stores = run_custom_resources(
+        let runtime = run_custom_resources(
             client,
             config,
             SharedMapper::fixed(mapper()),
             CustomResourceOptions::default(),
-        )
-        .await;
+        );
+        let stores = runtime.stores().clone();
         for _ in 0..100 {
             if stores.keys().len() == 2 {
                 break;
@@ -471,6 +535,26 @@ mod tests {
             out.is_empty(),
             "no objects listed from an unreachable server"
         );
+        drop(runtime);
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert_eq!(stores.keys().len(), 2, "stores stay readable after a stop");
+    }
+
+    #[test]
+    fn allow_and_deny_lists_apply_to_custom_families() {
+        let mut r = resource("myteam.io", "v1", "Foo");
+        let mut second = r.metrics[0].clone();
+        second.name = "y".into();
+        r.metrics.push(second);
+        let all = compile(&r, &r.group_version_kind, &CustomResourceOptions::default()).unwrap();
+        assert_eq!(all.families.len(), 2);
+        let options = CustomResourceOptions {
+            family_enabled: Some(Arc::new(|name: &str, _| name != "kube_customresource_y")),
+            ..Default::default()
+        };
+        let some = compile(&r, &r.group_version_kind, &options).unwrap();
+        let names: Vec<&str> = some.families.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["kube_customresource_x"]);
     }
 
     #[test]

@@ -324,6 +324,15 @@ fn node_sharding_only_for_pods() {
     assert!(err(&["--node=n1"]).contains("can't be sharded"));
     let o = opts(&["--track-unscheduled-pods", "--resources=pods", "--node=n1"]);
     assert_eq!(o.field_selector, "spec.nodeName=");
+    assert_eq!(o.pod_field_selector().as_deref(), Some("spec.nodeName="));
+    let o = opts(&["--track-unscheduled-pods", "--resources=pods"]);
+    assert_eq!(o.pod_field_selector().as_deref(), Some("spec.nodeName="));
+    let o = opts(&["--node=a,b", "--resources=pods"]);
+    assert_eq!(
+        o.pod_field_selector().as_deref(),
+        Some("spec.nodeName=a\\,b")
+    );
+    assert_eq!(opts(&["--resources=pods"]).pod_field_selector(), None);
     assert!(err(&["--track-unscheduled-pods"]).starts_with("--track-unscheduled-pods=\"true\""));
 }
 
@@ -798,4 +807,33 @@ fn load_reads_the_config_file() {
     );
     assert!(load(&args(&["--config", &missing, "--continue-without-config"])).is_ok());
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn namespace_field_selector_only_with_a_denylist() {
+    assert_eq!(opts(&[]).namespace_field_selector(), None);
+    assert_eq!(
+        opts(&["--namespaces-denylist=a"])
+            .namespace_field_selector()
+            .as_deref(),
+        Some("metadata.namespace!=a")
+    );
+}
+
+#[test]
+fn reload_reports_settings_that_need_a_restart() {
+    let before = opts(&["--port=8080"]);
+    let after = with_file(&["--port=8080"], "port: 9090\nresources: {pods: {}}\n").expect("valid");
+    assert_eq!(before.restart_required_changes(&after), ["port"]);
+    let same = with_file(&[], "resources: {pods: {}}\nmetric_denylist: {x: {}}\n").expect("valid");
+    assert!(before.restart_required_changes(&same).is_empty());
+}
+
+#[test]
+fn server_timeout_defaults_are_upstreams() {
+    assert_eq!(opts(&[]).timeouts, ServerTimeouts::DEFAULTS);
+    assert_ne!(
+        opts(&["--server-write-timeout=2m"]).timeouts,
+        ServerTimeouts::DEFAULTS
+    );
 }
