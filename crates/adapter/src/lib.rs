@@ -1,36 +1,38 @@
 //! metrics-adapter: a prometheus-adapter-compatible aggregated API server.
 //!
-//! The server lands with its own issue; today the binary only parses its flags.
+//! It serves custom.metrics.k8s.io (v1beta1, v1beta2) and external.metrics.k8s.io (v1beta1)
+//! from Prometheus, as prometheus-adapter v0.12 does, plus metrics.k8s.io (`kubectl top`) from
+//! `resourceRules`; the config file format and flags are upstream's.
 
-use clap::Parser;
-
+pub mod api;
+pub mod auth;
+pub mod check;
 pub mod config;
 pub mod naming;
+pub mod options;
 pub mod registry;
+pub mod relist;
+pub mod resource_metrics;
+pub mod server;
 
-/// Flags keep prometheus-adapter's names so users can swap the image and keep their manifests.
-#[derive(Debug, Parser)]
-#[command(
-    name = "metrics-adapter",
-    version,
-    about = "prometheus-adapter-compatible aggregated API server"
-)]
-pub struct Args {
-    /// URL used to connect to Prometheus.
-    #[arg(long = "prometheus-url", default_value = "https://localhost")]
-    pub prometheus_url: String,
-    /// Configuration file containing details of how to transform between Prometheus metrics and custom metrics API resources.
-    #[arg(long)]
-    pub config: Option<std::path::PathBuf>,
-    /// The port on which to serve HTTPS with authentication and authorization.
-    #[arg(long = "secure-port", default_value_t = 443)]
-    pub secure_port: u16,
-    #[command(flatten)]
-    pub log: ferrocrane_core::server::LogArgs,
-}
+pub use options::Args;
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!(
-        "metrics-adapter is not implemented yet: only --help and --version work in this build"
-    )
+/// Runs the binary: `check-config`, or the server until SIGTERM.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    ferrocrane_core::server::init_tracing(&args.log)?;
+    if args.klog_v.is_some() || args.logtostderr.is_some() {
+        tracing::warn!(
+            "--v and --logtostderr are accepted for compatibility and ignored; use --log-level"
+        );
+    }
+    ferrocrane_core::server::limit_malloc_arenas();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        match args.command.clone() {
+            Some(options::Command::CheckConfig(c)) => check::run(c).await,
+            None => server::serve_adapter(args).await,
+        }
+    })
 }

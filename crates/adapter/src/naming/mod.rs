@@ -14,8 +14,6 @@ mod resources;
 #[cfg(test)]
 pub(crate) mod tests;
 
-use std::collections::BTreeMap;
-
 use ferrocrane_core::kube::ResourceMapper;
 use ferrocrane_core::promql::PromqlError;
 
@@ -233,33 +231,34 @@ pub fn singular(mapper: &ResourceMapper, gr: &GroupResource) -> Option<String> {
         .map(|(_, s, _)| (*s).to_owned())
 }
 
-/// A series as the relist sees it: its name and its other labels (values are never kept by the
-/// registry; only label names matter for discovery).
+/// A series as discovery sees it: its name and the names of its other labels, sorted (values
+/// never matter to discovery, so the relist drops them as it decodes).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Series {
     /// The metric name (`__name__`).
     pub name: String,
-    /// Labels other than `__name__`.
-    pub labels: BTreeMap<String, String>,
+    /// Names of the labels other than `__name__`, sorted and distinct.
+    pub label_names: Vec<String>,
 }
 
 impl Series {
-    /// A series from its name and `(label, value)` pairs.
+    /// A series from its name and `(label, value)` pairs (the values are dropped).
     pub fn new<'a>(name: &str, labels: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+        let mut label_names: Vec<String> = labels.into_iter().map(|(k, _)| k.to_owned()).collect();
+        label_names.sort_unstable();
+        label_names.dedup();
         Series {
             name: name.to_owned(),
-            labels: labels
-                .into_iter()
-                .map(|(k, v)| (k.to_owned(), v.to_owned()))
-                .collect(),
+            label_names,
         }
     }
 }
 
-impl From<BTreeMap<String, String>> for Series {
-    /// From a Prometheus `/api/v1/series` entry (as `ferrocrane_core::prometheus::Labels`).
-    fn from(mut labels: BTreeMap<String, String>) -> Self {
-        let name = labels.remove("__name__").unwrap_or_default();
-        Series { name, labels }
+impl From<ferrocrane_core::prometheus::SeriesShape> for Series {
+    fn from(shape: ferrocrane_core::prometheus::SeriesShape) -> Self {
+        Series {
+            name: shape.name,
+            label_names: shape.label_names,
+        }
     }
 }

@@ -133,8 +133,8 @@ impl ResourceConverter {
         mapper: &ResourceMapper,
     ) -> Vec<SeriesResource> {
         series
-            .labels
-            .keys()
+            .label_names
+            .iter()
             .filter_map(|label| {
                 let gr = self.resource_for_label(label, mapper)?;
                 Some(SeriesResource {

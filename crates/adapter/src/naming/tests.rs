@@ -658,3 +658,48 @@ resourceRules:
     );
     assert_eq!(rr.cpu.container_label(), "container");
 }
+
+/// Every selector operator in an external query, namespaced and not.
+#[test]
+fn external_query_every_selector_operator() {
+    let mut r = rule("up", "sum(<<.Series>>{<<.LabelMatchers>>}) by (queue)");
+    r.resources = CfgMapping {
+        overrides: [(
+            "namespace".to_owned(),
+            crate::config::GroupResource {
+                group: String::new(),
+                resource: "namespace".into(),
+            },
+        )]
+        .into_iter()
+        .collect(),
+        ..Default::default()
+    };
+    let n = Namer::new(&r).unwrap();
+    let q = |s: &str| n.external_query_for("jobs", Some("ns1"), &sel(s)).unwrap();
+    for (s, want) in [
+        ("", r#"sum(jobs{namespace="ns1"}) by (queue)"#),
+        ("q=a", r#"sum(jobs{q="a",namespace="ns1"}) by (queue)"#),
+        ("q!=a", r#"sum(jobs{q!="a",namespace="ns1"}) by (queue)"#),
+        (
+            "q in (b,a)",
+            r#"sum(jobs{q=~"a|b",namespace="ns1"}) by (queue)"#,
+        ),
+        (
+            "q notin (a)",
+            r#"sum(jobs{q!~"a",namespace="ns1"}) by (queue)"#,
+        ),
+        ("q", r#"sum(jobs{q!="",namespace="ns1"}) by (queue)"#),
+        ("!q", r#"sum(jobs{q="",namespace="ns1"}) by (queue)"#),
+    ] {
+        assert_eq!(q(s), want, "selector {s:?}");
+    }
+    // namespaced: false drops the namespace matcher.
+    r.resources.namespaced = Some(false);
+    let n = Namer::new(&r).unwrap();
+    assert_eq!(
+        n.external_query_for("jobs", Some("ns1"), &sel("q=a"))
+            .unwrap(),
+        r#"sum(jobs{q="a"}) by (queue)"#
+    );
+}

@@ -408,7 +408,7 @@ impl CustomRegistry {
             let Some((series_name, metric)) = names.get(&s.name) else {
                 continue;
             };
-            for label in s.labels.keys() {
+            for label in &s.label_names {
                 if !seen.insert((s.name.as_str(), label.as_str())) {
                     continue;
                 }

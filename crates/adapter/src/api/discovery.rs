@@ -1,0 +1,153 @@
+//! Discovery documents: `/apis`, `/apis/{group}`, `/apis/{group}/{version}`.
+//!
+//! The custom and external groups are always served (with an empty resource list until a relist
+//! finds metrics), so their APIServices stay Available while a hot-reloaded config adds rules;
+//! upstream drops a group whose rule list is empty. metrics.k8s.io is served only when
+//! `resourceRules` are configured: claiming it otherwise would break `kubectl top`.
+
+use super::types::{ApiGroup, ApiGroupList, ApiResource, GroupVersion};
+use crate::registry::{CustomRegistry, ExternalRegistry};
+
+pub const CUSTOM_GROUP: &str = "custom.metrics.k8s.io";
+pub const EXTERNAL_GROUP: &str = "external.metrics.k8s.io";
+pub const RESOURCE_GROUP: &str = "metrics.k8s.io";
+
+/// Served versions of a group, preferred first.
+pub fn versions(group: &str, resource_metrics: bool) -> Option<&'static [&'static str]> {
+    match group {
+        CUSTOM_GROUP => Some(&["v1beta2", "v1beta1"]),
+        EXTERNAL_GROUP => Some(&["v1beta1"]),
+        RESOURCE_GROUP if resource_metrics => Some(&["v1beta1"]),
+        _ => None,
+    }
+}
+
+fn gv(group: &str, version: &str) -> GroupVersion {
+    GroupVersion {
+        group_version: format!("{group}/{version}"),
+        version: version.to_owned(),
+    }
+}
+
+/// `APIGroup` for a served group (`kind`/`apiVersion` only on the standalone document).
+pub fn group(name: &str, resource_metrics: bool, standalone: bool) -> Option<ApiGroup> {
+    let vs = versions(name, resource_metrics)?;
+    Some(ApiGroup {
+        kind: if standalone { "APIGroup" } else { "" },
+        api_version: if standalone { "v1" } else { "" },
+        name: name.to_owned(),
+        versions: vs.iter().map(|v| gv(name, v)).collect(),
+        preferred_version: gv(name, vs[0]),
+    })
+}
+
+/// `/apis`.
+pub fn group_list(resource_metrics: bool) -> ApiGroupList {
+    ApiGroupList {
+        kind: "APIGroupList",
+        api_version: "v1",
+        groups: [CUSTOM_GROUP, EXTERNAL_GROUP, RESOURCE_GROUP]
+            .iter()
+            .filter_map(|g| group(g, resource_metrics, false))
+            .collect(),
+    }
+}
+
+/// `{resource}/{metric}` entries, as custom-metrics-apiserver's resource lister writes them.
+pub fn custom_resources(registry: &CustomRegistry) -> Vec<ApiResource> {
+    registry
+        .list_custom_metrics()
+        .iter()
+        .map(|m| ApiResource {
+            name: format!("{}/{}", m.group_resource, m.metric),
+            singular_name: String::new(),
+            namespaced: m.namespaced,
+            kind: "MetricValueList",
+            verbs: vec!["get"],
+        })
+        .collect()
+}
+
+/// One namespaced entry per external metric.
+pub fn external_resources(registry: &ExternalRegistry) -> Vec<ApiResource> {
+    registry
+        .list_external_metrics()
+        .iter()
+        .map(|m| ApiResource {
+            name: m.metric.clone(),
+            singular_name: String::new(),
+            namespaced: true,
+            kind: "ExternalMetricValueList",
+            verbs: vec!["get"],
+        })
+        .collect()
+}
+
+/// metrics.k8s.io/v1beta1, as metrics-server lists it.
+pub fn resource_metrics_resources() -> Vec<ApiResource> {
+    vec![
+        ApiResource {
+            name: "nodes".into(),
+            singular_name: String::new(),
+            namespaced: false,
+            kind: "NodeMetrics",
+            verbs: vec!["get", "list"],
+        },
+        ApiResource {
+            name: "pods".into(),
+            singular_name: String::new(),
+            namespaced: true,
+            kind: "PodMetrics",
+            verbs: vec!["get", "list"],
+        },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::types::ApiResourceList;
+
+    #[test]
+    fn group_list_shape() {
+        let v = serde_json::to_value(group_list(true)).unwrap();
+        assert_eq!(v["kind"], "APIGroupList");
+        assert_eq!(v["groups"].as_array().unwrap().len(), 3);
+        assert_eq!(
+            v["groups"][0],
+            serde_json::json!({
+                "name": "custom.metrics.k8s.io",
+                "versions": [
+                    {"groupVersion": "custom.metrics.k8s.io/v1beta2", "version": "v1beta2"},
+                    {"groupVersion": "custom.metrics.k8s.io/v1beta1", "version": "v1beta1"}
+                ],
+                "preferredVersion": {"groupVersion": "custom.metrics.k8s.io/v1beta2", "version": "v1beta2"}
+            })
+        );
+        assert_eq!(group_list(false).groups.len(), 2);
+        let g = serde_json::to_value(group(EXTERNAL_GROUP, false, true).unwrap()).unwrap();
+        assert_eq!(g["kind"], "APIGroup");
+        assert_eq!(g["apiVersion"], "v1");
+        assert!(group(RESOURCE_GROUP, false, true).is_none());
+        assert!(group("apps", true, true).is_none());
+    }
+
+    #[test]
+    fn resource_metrics_list_is_metrics_servers() {
+        let v = serde_json::to_value(ApiResourceList::new(
+            "metrics.k8s.io/v1beta1".into(),
+            resource_metrics_resources(),
+        ))
+        .unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "kind": "APIResourceList", "apiVersion": "v1", "groupVersion": "metrics.k8s.io/v1beta1",
+                "resources": [
+                    {"name": "nodes", "singularName": "", "namespaced": false, "kind": "NodeMetrics", "verbs": ["get", "list"]},
+                    {"name": "pods", "singularName": "", "namespaced": true, "kind": "PodMetrics", "verbs": ["get", "list"]}
+                ]
+            })
+        );
+    }
+}

@@ -1,0 +1,461 @@
+//! The aggregated APIs: custom.metrics.k8s.io (v1beta1, v1beta2), external.metrics.k8s.io
+//! (v1beta1), discovery for those and metrics.k8s.io, and `/openapi`.
+//!
+//! Each handler is a thin shell: parse the path and query (pure), look the metric up and build
+//! its query under a short read lock on the registries (pure), list objects / run the query (I/O,
+//! no lock held), convert the result (pure).
+
+pub mod custom;
+pub mod discovery;
+pub mod external;
+pub mod openapi;
+pub mod status;
+pub mod types;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use ferrocrane_core::kube::{ResourceMapper, SharedMapper};
+use ferrocrane_core::prometheus::{PrometheusClient, QueryResult};
+use ferrocrane_core::promql::{Requirement, parse_label_selector};
+use http::StatusCode;
+use kube::api::{Api, DynamicObject, ListParams};
+
+use crate::registry::{CustomMetricInfo, RegistryError};
+use crate::relist::{SharedRegistries, SharedResourceQueries};
+use custom::{CustomRequest, Described};
+use status::{Status, json_response};
+use types::{ApiResourceList, CustomVersion, ExternalMetricValueList, MetricValueList};
+
+/// What the handlers share.
+#[derive(Clone)]
+pub struct ApiState {
+    pub registries: SharedRegistries,
+    pub resource_queries: SharedResourceQueries,
+    pub prometheus: PrometheusClient,
+    /// Lists the objects behind `*` requests (`--lister-kubeconfig`).
+    pub lister: kube::Client,
+    pub mapper: SharedMapper,
+}
+
+impl ApiState {
+    fn resource_metrics_enabled(&self) -> bool {
+        self.resource_queries.get().is_some()
+    }
+}
+
+/// Routes for discovery, custom and external metrics, and openapi. metrics.k8s.io data paths
+/// are merged in by the caller (static routes win over the `/apis/{*rest}` catch-all).
+pub fn router(state: ApiState) -> Router {
+    Router::new()
+        .route("/apis", get(apis))
+        .route("/apis/", get(apis))
+        .route("/apis/{*rest}", get(apis))
+        .route("/openapi/v2", get(openapi_v2))
+        .route("/openapi/v3", get(openapi_v3))
+        .route("/openapi/v3/{*rest}", get(openapi_v3_gv))
+        .with_state(state)
+}
+
+async fn openapi_v2() -> Response {
+    json_response(StatusCode::OK, &openapi::v2())
+}
+
+fn served_group_versions(state: &ApiState) -> Vec<String> {
+    let rm = state.resource_metrics_enabled();
+    [
+        discovery::CUSTOM_GROUP,
+        discovery::EXTERNAL_GROUP,
+        discovery::RESOURCE_GROUP,
+    ]
+    .iter()
+    .flat_map(|g| {
+        discovery::versions(g, rm)
+            .unwrap_or(&[])
+            .iter()
+            .map(move |v| format!("{g}/{v}"))
+    })
+    .collect()
+}
+
+async fn openapi_v3(State(state): State<ApiState>) -> Response {
+    json_response(
+        StatusCode::OK,
+        &openapi::v3_discovery(&served_group_versions(&state)),
+    )
+}
+
+async fn openapi_v3_gv(State(state): State<ApiState>, req: Request) -> Response {
+    let gv = req
+        .uri()
+        .path()
+        .trim_start_matches("/openapi/v3/apis/")
+        .to_owned();
+    if served_group_versions(&state).contains(&gv) {
+        json_response(StatusCode::OK, &openapi::v3_group_version())
+    } else {
+        Status::not_found(format!(
+            "the server could not find the requested resource {gv}"
+        ))
+        .into_response()
+    }
+}
+
+/// Query parameters the metrics APIs read.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Params {
+    pub label_selector: Option<String>,
+    pub metric_label_selector: Option<String>,
+    pub field_selector: Option<String>,
+}
+
+/// Parses the query string (percent-decoded, `+` as space like Go's `url.ParseQuery`).
+pub fn parse_params(query: Option<&str>) -> Params {
+    let mut p = Params::default();
+    for (k, v) in url_pairs(query.unwrap_or("")) {
+        match k.as_str() {
+            "labelSelector" => p.label_selector = Some(v),
+            "metricLabelSelector" => p.metric_label_selector = Some(v),
+            "fieldSelector" => p.field_selector = Some(v),
+            _ => {}
+        }
+    }
+    p
+}
+
+fn url_pairs(q: &str) -> Vec<(String, String)> {
+    q.split('&')
+        .filter(|kv| !kv.is_empty())
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            (percent_decode(k, true), percent_decode(v, true))
+        })
+        .collect()
+}
+
+/// Percent-decodes a query component (`plus_as_space`, as Go's `url.ParseQuery`) or a path
+/// segment (Go's `URL.Path`, which is what Kubernetes routes and authorizes on: kubectl sends
+/// `*` as `%2A`). Invalid escapes are kept literally.
+pub fn percent_decode(s: &str, plus_as_space: bool) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' if plus_as_space => out.push(b' '),
+            b'%' if i + 2 < b.len() => {
+                let hex = std::str::from_utf8(&b[i + 1..i + 3])
+                    .ok()
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
+                match hex {
+                    Some(v) => {
+                        out.push(v);
+                        i += 3;
+                        continue;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn selector(raw: Option<&str>) -> Result<Vec<Requirement>, Status> {
+    match raw {
+        None => Ok(Vec::new()),
+        Some(s) => parse_label_selector(s).map_err(|e| Status::bad_request(e.to_string())),
+    }
+}
+
+/// `/apis/...` dispatcher.
+async fn apis(State(state): State<ApiState>, req: Request) -> Response {
+    let path = req.uri().path().to_owned();
+    let params = parse_params(req.uri().query());
+    let decoded: Vec<String> = path
+        .trim_start_matches("/apis")
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(|s| percent_decode(s, false))
+        .collect();
+    let segments: Vec<&str> = decoded.iter().map(String::as_str).collect();
+    let rm = state.resource_metrics_enabled();
+    match segments.as_slice() {
+        [] => json_response(StatusCode::OK, &discovery::group_list(rm)),
+        [group] => match discovery::group(group, rm, true) {
+            Some(g) => json_response(StatusCode::OK, &g),
+            None => not_served(&path),
+        },
+        [group, version, rest @ ..] => {
+            let served = discovery::versions(group, rm).is_some_and(|vs| vs.contains(version));
+            if !served {
+                return not_served(&path);
+            }
+            let gv = format!("{group}/{version}");
+            match (*group, rest) {
+                (_, []) => resource_list(&state, group, gv),
+                (discovery::CUSTOM_GROUP, rest) => {
+                    let Some(v) = CustomVersion::parse(version) else {
+                        return not_served(&path);
+                    };
+                    custom_metrics(&state, v, rest, &params)
+                        .await
+                        .unwrap_or_else(IntoResponse::into_response)
+                }
+                (discovery::EXTERNAL_GROUP, rest) => external_metrics(&state, rest, &params)
+                    .await
+                    .unwrap_or_else(IntoResponse::into_response),
+                _ => not_served(&path),
+            }
+        }
+    }
+}
+
+fn not_served(path: &str) -> Response {
+    Status::not_found(format!(
+        "the server could not find the requested resource ({path})"
+    ))
+    .into_response()
+}
+
+fn resource_list(state: &ApiState, group: &str, gv: String) -> Response {
+    let resources = {
+        let r = state.registries.read().unwrap_or_else(|e| e.into_inner());
+        match group {
+            discovery::CUSTOM_GROUP => discovery::custom_resources(&r.custom),
+            discovery::EXTERNAL_GROUP => discovery::external_resources(&r.external),
+            _ => discovery::resource_metrics_resources(),
+        }
+    };
+    json_response(StatusCode::OK, &ApiResourceList::new(gv, resources))
+}
+
+/// Kind and `group/version` of a normalised resource, as `ReferenceFor` derives them.
+fn described(mapper: &ResourceMapper, info: &CustomMetricInfo) -> Option<Described> {
+    let gr = &info.group_resource;
+    let (kind, version) = match mapper.by_resource(&gr.group, &gr.resource) {
+        Some(m) => (m.kind.clone(), m.version.clone()),
+        None if gr.group.is_empty() => (builtin_kind(&gr.resource)?.to_owned(), "v1".to_owned()),
+        None => return None,
+    };
+    Some(Described {
+        kind,
+        api_version: format!("{}/{}", gr.group, version),
+        group_resource: gr.to_string(),
+    })
+}
+
+/// Kinds of the core resources `naming::normalize` knows without discovery.
+fn builtin_kind(resource: &str) -> Option<&'static str> {
+    Some(match resource {
+        "namespaces" => "Namespace",
+        "nodes" => "Node",
+        "pods" => "Pod",
+        "persistentvolumes" => "PersistentVolume",
+        "persistentvolumeclaims" => "PersistentVolumeClaim",
+        "services" => "Service",
+        _ => return None,
+    })
+}
+
+async fn custom_metrics(
+    state: &ApiState,
+    version: CustomVersion,
+    segments: &[&str],
+    params: &Params,
+) -> Result<Response, Status> {
+    let req: CustomRequest = custom::parse_path(segments)?;
+    let metric_selector = selector(params.metric_label_selector.as_deref())?;
+    let mapper = state.mapper.current();
+    let not_found = || Status::metric_not_found(&req.group_resource(), &req.metric);
+    let info = CustomMetricInfo::normalized(
+        &mapper,
+        &req.group,
+        &req.resource,
+        req.namespaced(),
+        &req.metric,
+    )
+    .ok_or_else(not_found)?;
+    let not_found = || Status::metric_not_found(&info.group_resource.to_string(), &req.metric);
+    if state
+        .registries
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .custom
+        .lookup(&info)
+        .is_none()
+    {
+        return Err(not_found());
+    }
+    let described = described(&mapper, &info).ok_or_else(not_found)?;
+
+    // A fieldSelector on metadata.name names the object like the path does.
+    let mut name = req.name.clone();
+    if name == "*"
+        && let Some(n) = params
+            .field_selector
+            .as_deref()
+            .and_then(|f| f.strip_prefix("metadata.name="))
+    {
+        name = n.to_owned();
+    }
+    let names = if name == "*" {
+        list_names(state, &mapper, &info, &req.namespace, params).await?
+    } else {
+        vec![name.clone()]
+    };
+
+    let query = {
+        let r = state.registries.read().unwrap_or_else(|e| e.into_inner());
+        r.custom
+            .query_for(&info, Some(&req.namespace), &names, &metric_selector)
+    };
+    let query = match query {
+        Ok(q) => q,
+        Err(RegistryError::NotFound { .. } | RegistryError::NoNames(_)) => return Err(not_found()),
+        Err(e) => {
+            tracing::error!(metric = %info, error = %e, "unable to construct query");
+            return Err(not_found());
+        }
+    };
+    let samples = instant_vector(state, &query.query).await?;
+    let timestamp = types::now_rfc3339();
+    let items = if name == "*" {
+        custom::list_items(
+            &samples,
+            &query.source.resource_label,
+            &described,
+            &req,
+            &names,
+            &metric_selector,
+            &timestamp,
+        )
+    } else {
+        custom::single_item(
+            &samples,
+            &query.source.resource_label,
+            &described,
+            &req,
+            &name,
+            &metric_selector,
+            &timestamp,
+        )?
+    };
+    Ok(json_response(
+        StatusCode::OK,
+        &MetricValueList::new(version, items),
+    ))
+}
+
+/// Names of the objects a `*` request covers, listed from the API server (metadata only).
+async fn list_names(
+    state: &ApiState,
+    mapper: &ResourceMapper,
+    info: &CustomMetricInfo,
+    namespace: &str,
+    params: &Params,
+) -> Result<Vec<String>, Status> {
+    let gr = &info.group_resource;
+    let Some(mapping) = mapper.by_resource(&gr.group, &gr.resource) else {
+        tracing::error!(resource = %gr, "unable to list matching resource names: resource not known to discovery");
+        return Err(Status::internal("unable to list matching resources"));
+    };
+    let ar = mapping.api_resource();
+    let api: Api<DynamicObject> = if info.namespaced {
+        Api::namespaced_with(state.lister.clone(), namespace, &ar)
+    } else {
+        Api::all_with(state.lister.clone(), &ar)
+    };
+    let mut lp = ListParams::default();
+    if let Some(sel) = params.label_selector.as_deref().filter(|s| !s.is_empty()) {
+        lp = lp.labels(sel);
+    }
+    match api.list_metadata(&lp).await {
+        Ok(list) => Ok(list
+            .items
+            .into_iter()
+            .filter_map(|o| o.metadata.name)
+            .collect()),
+        Err(e) => {
+            tracing::error!(resource = %gr, error = %e, "unable to list matching resource names");
+            Err(Status::internal("unable to list matching resources"))
+        }
+    }
+}
+
+async fn run_query(state: &ApiState, query: &str) -> Result<QueryResult, Status> {
+    state.prometheus.query(query, None).await.map_err(|e| {
+        // Upstream does not leak Prometheus' error to API clients; the log has it.
+        tracing::error!(query, error = %e, "unable to fetch metrics from prometheus");
+        Status::internal("unable to fetch metrics")
+    })
+}
+
+async fn instant_vector(
+    state: &ApiState,
+    query: &str,
+) -> Result<Vec<ferrocrane_core::prometheus::InstantSample>, Status> {
+    match run_query(state, query).await? {
+        QueryResult::Vector(v) => Ok(v),
+        other => {
+            tracing::error!(
+                query,
+                result_type = other.result_type(),
+                "unexpected results from prometheus: expected vector"
+            );
+            Err(Status::internal("unable to fetch metrics"))
+        }
+    }
+}
+
+async fn external_metrics(
+    state: &ApiState,
+    segments: &[&str],
+    params: &Params,
+) -> Result<Response, Status> {
+    let (namespace, metric) = external::parse_path(segments)?;
+    let metric_selector = selector(params.label_selector.as_deref())?;
+    let query = {
+        let r = state.registries.read().unwrap_or_else(|e| e.into_inner());
+        r.external
+            .query_for(Some(namespace), metric, &metric_selector)
+    };
+    let query = match query {
+        Ok(q) => q,
+        Err(RegistryError::NotFound { .. }) => return Err(external::not_found(namespace, metric)),
+        Err(e) => {
+            tracing::error!(metric, error = %e, "unable to generate a query for the metric");
+            return Err(Status::internal("unable to fetch metrics"));
+        }
+    };
+    let result = run_query(state, &query).await?;
+    let items = external::items(metric, result)?;
+    Ok(json_response(
+        StatusCode::OK,
+        &ExternalMetricValueList::new(items),
+    ))
+}
+
+#[cfg(test)]
+mod router_tests;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_params_decode_like_go() {
+        let p = parse_params(Some(
+            "labelSelector=app%3Dweb%2Ctier+in+(a%2Cb)&metricLabelSelector=verb%3DGET&x=1",
+        ));
+        assert_eq!(p.label_selector.as_deref(), Some("app=web,tier in (a,b)"));
+        assert_eq!(p.metric_label_selector.as_deref(), Some("verb=GET"));
+        assert_eq!(p.field_selector, None);
+        assert_eq!(parse_params(None), Params::default());
+        assert_eq!(percent_decode("a%zz%4", true), "a%zz%4");
+        assert_eq!(percent_decode("%2A+x", false), "*+x");
+    }
+}

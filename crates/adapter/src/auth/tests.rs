@@ -1,0 +1,299 @@
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use axum::Router;
+use axum::body::{Body, to_bytes};
+use axum::routing::get;
+use rustls::pki_types::{CertificateDer, pem::PemObject};
+use tower::ServiceExt;
+
+use super::*;
+
+/// Tokens `alice-token` (group team-a) and `bob-token`; alice may do anything, bob nothing.
+#[derive(Default)]
+struct FakeReviewer {
+    token_calls: AtomicUsize,
+    access_calls: AtomicUsize,
+    fail_access: bool,
+}
+
+impl Reviewer for FakeReviewer {
+    fn review_token<'a>(
+        &'a self,
+        token: &'a str,
+    ) -> BoxFuture<'a, Result<Option<UserInfo>, String>> {
+        self.token_calls.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async move {
+            Ok(match token {
+                "alice-token" => Some(UserInfo {
+                    username: "alice".into(),
+                    groups: vec!["team-a".into()],
+                    ..UserInfo::default()
+                }),
+                "bob-token" => Some(UserInfo {
+                    username: "bob".into(),
+                    ..UserInfo::default()
+                }),
+                _ => None,
+            })
+        })
+    }
+
+    fn review_access<'a>(
+        &'a self,
+        spec: SubjectAccessReviewSpec,
+    ) -> BoxFuture<'a, Result<Decision, String>> {
+        self.access_calls.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async move {
+            if self.fail_access {
+                return Err("connection refused".into());
+            }
+            Ok(if spec.user.as_deref() == Some("alice") {
+                Decision::Allow
+            } else {
+                Decision::Deny("no RBAC policy matched".into())
+            })
+        })
+    }
+}
+
+fn app(reviewer: Arc<FakeReviewer>, proxy: Option<FrontProxyConfig>) -> Router {
+    let auth = Arc::new(Auth::new(
+        proxy,
+        DEFAULT_ALWAYS_ALLOW_PATHS
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        reviewer,
+        Duration::from_secs(10),
+        None,
+    ));
+    Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .fallback(|req: Request| async move {
+            let who = req
+                .extensions()
+                .get::<Caller>()
+                .map(|c| c.0.username.clone())
+                .unwrap_or_default();
+            format!("hello {who}")
+        })
+        .layer(axum::middleware::from_fn_with_state(auth, middleware))
+}
+
+async fn call(
+    app: &Router,
+    path: &str,
+    headers: &[(&str, &str)],
+    peer: Option<PeerCertificates>,
+) -> (u16, String) {
+    let mut req = http::Request::get(path);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let mut req = req.body(Body::empty()).unwrap();
+    if let Some(p) = peer {
+        req.extensions_mut().insert(p);
+    }
+    let resp = app.clone().oneshot(req).await.unwrap();
+    let code = resp.status().as_u16();
+    let body = to_bytes(resp.into_body(), 1 << 20).await.unwrap();
+    (code, String::from_utf8_lossy(&body).into_owned())
+}
+
+fn peer_cert() -> PeerCertificates {
+    let (chain, _) = ferrocrane_core::server::generate_self_signed("proxy", &[], &[]).unwrap();
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(chain.as_bytes())
+        .collect::<Result<_, _>>()
+        .unwrap();
+    PeerCertificates(Arc::new(certs))
+}
+
+const CUSTOM: &str = "/apis/custom.metrics.k8s.io/v1beta2/namespaces/ns1/pods/*/rps";
+
+#[tokio::test]
+async fn probes_need_no_credentials_everything_else_does() {
+    let reviewer = Arc::new(FakeReviewer::default());
+    let app = app(reviewer.clone(), Some(FrontProxyConfig::default()));
+    assert_eq!(call(&app, "/healthz", &[], None).await, (200, "ok".into()));
+    let (code, body) = call(&app, CUSTOM, &[], None).await;
+    assert_eq!(code, 401);
+    assert!(body.contains("\"reason\":\"Unauthorized\""), "{body}");
+    // X-Remote-User without the proxy's certificate is ignored, not trusted.
+    let (code, _) = call(&app, CUSTOM, &[("X-Remote-User", "alice")], None).await;
+    assert_eq!(code, 401);
+    assert_eq!(reviewer.access_calls.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn front_proxy_identity_is_authorized_by_sar() {
+    let reviewer = Arc::new(FakeReviewer::default());
+    let app = app(reviewer.clone(), Some(FrontProxyConfig::default()));
+    let (code, body) = call(
+        &app,
+        CUSTOM,
+        &[("X-Remote-User", "alice"), ("X-Remote-Group", "team-a")],
+        Some(peer_cert()),
+    )
+    .await;
+    assert_eq!((code, body.as_str()), (200, "hello alice"));
+
+    let (code, body) = call(&app, CUSTOM, &[("X-Remote-User", "bob")], Some(peer_cert())).await;
+    assert_eq!(code, 403);
+    let status: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        status["message"],
+        "pods.custom.metrics.k8s.io \"*\" is forbidden: User \"bob\" cannot get resource \"pods/rps\" in API group \"custom.metrics.k8s.io\" in the namespace \"ns1\": no RBAC policy matched"
+    );
+
+    // Cached: the same question again does not ask the API server.
+    let before = reviewer.access_calls.load(Ordering::SeqCst);
+    call(&app, CUSTOM, &[("X-Remote-User", "bob")], Some(peer_cert())).await;
+    assert_eq!(reviewer.access_calls.load(Ordering::SeqCst), before);
+
+    // system:masters skips the review.
+    let (code, _) = call(
+        &app,
+        CUSTOM,
+        &[
+            ("X-Remote-User", "root"),
+            ("X-Remote-Group", "system:masters"),
+        ],
+        Some(peer_cert()),
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert_eq!(reviewer.access_calls.load(Ordering::SeqCst), before);
+}
+
+#[tokio::test]
+async fn certificate_with_a_name_not_allowed_is_rejected() {
+    let reviewer = Arc::new(FakeReviewer::default());
+    let proxy = FrontProxyConfig {
+        allowed_names: vec!["front-proxy-client".into()],
+        ..FrontProxyConfig::default()
+    };
+    let app = app(reviewer, Some(proxy));
+    let (code, _) = call(
+        &app,
+        CUSTOM,
+        &[("X-Remote-User", "alice")],
+        Some(peer_cert()),
+    )
+    .await;
+    assert_eq!(code, 401);
+}
+
+#[tokio::test]
+async fn bearer_tokens_go_through_token_review_once() {
+    let reviewer = Arc::new(FakeReviewer::default());
+    let app = app(reviewer.clone(), None);
+    let auth = [("Authorization", "Bearer alice-token")];
+    assert_eq!(call(&app, "/metrics", &auth, None).await.0, 200);
+    assert_eq!(call(&app, "/metrics", &auth, None).await.0, 200);
+    assert_eq!(reviewer.token_calls.load(Ordering::SeqCst), 1);
+    let (code, body) = call(
+        &app,
+        "/metrics",
+        &[("Authorization", "Bearer bob-token")],
+        None,
+    )
+    .await;
+    assert_eq!(code, 403);
+    assert!(
+        body.contains("forbidden: User \\\"bob\\\" cannot get path \\\"/metrics\\\""),
+        "{body}"
+    );
+    assert_eq!(
+        call(&app, "/metrics", &[("Authorization", "Bearer nope")], None)
+            .await
+            .0,
+        401
+    );
+}
+
+#[tokio::test]
+async fn authorizer_failure_is_a_500_not_an_allow() {
+    let reviewer = Arc::new(FakeReviewer {
+        fail_access: true,
+        ..FakeReviewer::default()
+    });
+    let app = app(reviewer, None);
+    let (code, body) = call(
+        &app,
+        CUSTOM,
+        &[("Authorization", "Bearer alice-token")],
+        None,
+    )
+    .await;
+    assert_eq!(code, 500, "{body}");
+}
+
+#[test]
+fn review_specs() {
+    let user = UserInfo {
+        username: "u".into(),
+        groups: vec!["g".into()],
+        ..UserInfo::default()
+    };
+    let info = RequestInfo::parse(&http::Method::GET, CUSTOM, None);
+    let spec = access_review_spec(&user, &info);
+    let ra = spec.resource_attributes.unwrap();
+    assert_eq!(ra.group.as_deref(), Some("custom.metrics.k8s.io"));
+    assert_eq!(ra.resource.as_deref(), Some("pods"));
+    assert_eq!(ra.subresource.as_deref(), Some("rps"));
+    assert_eq!(ra.name.as_deref(), Some("*"));
+    assert_eq!(ra.namespace.as_deref(), Some("ns1"));
+    assert_eq!(ra.verb.as_deref(), Some("get"));
+    let info = RequestInfo::parse(
+        &http::Method::GET,
+        "/apis/custom.metrics.k8s.io/v1beta1",
+        None,
+    );
+    let spec = access_review_spec(&user, &info);
+    assert!(spec.resource_attributes.is_none());
+    let nra = spec.non_resource_attributes.unwrap();
+    assert_eq!(
+        nra.path.as_deref(),
+        Some("/apis/custom.metrics.k8s.io/v1beta1")
+    );
+}
+
+#[tokio::test]
+async fn authenticated_users_are_in_system_authenticated() {
+    let reviewer = Arc::new(FakeReviewer::default());
+    let auth = Auth::new(
+        Some(FrontProxyConfig::default()),
+        vec![],
+        reviewer,
+        Duration::from_secs(10),
+        None,
+    );
+    let mut headers = HeaderMap::new();
+    headers.insert("X-Remote-User", "system:aggregator".parse().unwrap());
+    let user = auth
+        .authenticate(Some(&peer_cert()), &headers)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(user.groups, vec!["system:authenticated"]);
+    headers.insert("X-Remote-Group", "system:authenticated".parse().unwrap());
+    let user = auth
+        .authenticate(Some(&peer_cert()), &headers)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(user.groups, vec!["system:authenticated"]);
+}
+
+#[test]
+fn ttl_cache_expires_and_stays_bounded() {
+    let cache = TtlCache::new(Duration::from_secs(10), 2);
+    let t0 = Instant::now();
+    cache.insert("a", 1, t0);
+    assert_eq!(cache.get(&"a", t0 + Duration::from_secs(9)), Some(1));
+    assert_eq!(cache.get(&"a", t0 + Duration::from_secs(10)), None);
+    cache.insert("b", 2, t0);
+    cache.insert("c", 3, t0);
+    assert!(cache.entries.lock().unwrap().len() <= 2);
+    assert_eq!(cache.get(&"c", t0), Some(3));
+}
