@@ -1,14 +1,23 @@
 //! craned: Crane's recommendation manager.
 //!
 //! The pure core lives in [`crd`] (the CustomResourceDefinitions), [`prediction`] (percentile
-//! histogram) and [`recommender`] (each recommender as a function of its inputs). The controller
-//! lands with its own issue.
+//! histogram) and [`recommender`] (each recommender as a function of its inputs); the edges in
+//! [`datasource`] (Prometheus history), [`controller`] (the RecommendationRule controller) and
+//! [`runtime`] (wiring), configured by [`options`].
 
+use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 
+pub mod controller;
 pub mod crd;
+pub mod datasource;
+pub mod metrics;
+pub mod oom;
+pub mod options;
 pub mod prediction;
 pub mod recommender;
+pub mod report;
+pub mod runtime;
 
 /// Flags keep Crane's names so users can swap the image and keep their manifests.
 #[derive(Debug, Parser)]
@@ -20,15 +29,8 @@ pub mod recommender;
 pub struct Args {
     #[command(subcommand)]
     pub command: Option<Command>,
-    /// Prometheus address.
-    #[arg(long = "prometheus-address", default_value = "")]
-    pub prometheus_address: String,
-    /// The address the metric endpoint binds to.
-    #[arg(long = "metrics-bind-address", default_value = ":8080")]
-    pub metrics_bind_address: String,
-    /// The address the probe endpoint binds to.
-    #[arg(long = "health-probe-bind-address", default_value = ":8081")]
-    pub health_probe_bind_address: String,
+    #[command(flatten)]
+    pub manager: options::ManagerArgs,
     #[command(flatten)]
     pub log: ferrocrane_core::server::LogArgs,
 }
@@ -39,6 +41,9 @@ pub enum Command {
     /// Print the Recommendation and RecommendationRule CustomResourceDefinitions as YAML
     /// (what deploy/crds/ holds).
     Crd,
+    /// Print current vs recommended requests (and replicas) of the workloads running now,
+    /// from Prometheus' usage history, without installing anything.
+    Recommend(report::RecommendArgs),
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -47,8 +52,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             print!("{}", crd::all_crds_yaml()?);
             Ok(())
         }
-        None => anyhow::bail!(
-            "craned is not implemented yet: only `craned crd`, --help and --version work in this build"
-        ),
+        Some(Command::Recommend(a)) => {
+            ferrocrane_core::server::init_tracing(&args.log)?;
+            tokio::runtime::Runtime::new()?.block_on(report::run(a))
+        }
+        None => {
+            let settings = args.manager.resolve(&runtime::hostname())?;
+            let _ = ferrocrane_core::server::init_tracing(&args.log)?;
+            ferrocrane_core::server::limit_malloc_arenas();
+            tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .context("starting the async runtime")?
+                .block_on(runtime::run(settings))
+        }
     }
 }

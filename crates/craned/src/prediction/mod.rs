@@ -1,8 +1,9 @@
 //! Predictors: turn a usage history into an estimate.
 //!
-//! [`percentile`] is Crane's percentile predictor (VPA's histogram). Both it and any future
-//! predictor (DSP) implement [`Predictor`]: history in, predicted series out.
+//! [`percentile`] is Crane's percentile predictor (VPA's histogram), [`dsp`] its DSP predictor
+//! (FFT period detection). Both implement [`Predictor`]: history in, predicted series out.
 
+pub mod dsp;
 pub mod percentile;
 pub mod stats;
 
@@ -26,6 +27,9 @@ pub enum PredictionError {
     NoSamples,
     #[error("{0}")]
     InvalidConfig(String),
+    /// The history has no shape the predictor can extend (DSP: no daily or weekly period).
+    #[error("{0}")]
+    Unpredictable(String),
 }
 
 /// A predictor: from the series of one signal (all pods of a workload's container, say) to the

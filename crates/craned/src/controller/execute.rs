@@ -1,0 +1,552 @@
+//! Running one recommender on one target: gather what it needs (the workload's pod template,
+//! pods, history), call the pure recommender, and return its proposal.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use ferrocrane_core::quantity::Quantity;
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::core::v1::{PersistentVolume, Pod, Service};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use kube::Client;
+use kube::api::{Api, ListParams};
+use kube::core::Selector;
+use serde_json::Value;
+use tokio::sync::OnceCell;
+
+use super::status::RunError;
+use super::targets::Target;
+use crate::crd::recommenders;
+use crate::datasource::{History, WorkloadHistory};
+use crate::prediction::Sample;
+use crate::recommender::resource::{
+    ContainerInput, OomRecord, ResourceConfig, ResourceRecommender,
+};
+use crate::recommender::{Config, Proposal, hpa, idlenode, replicas, service, volume};
+
+/// OOM kills of a target's containers (from the OOM recorder, matched by owner references).
+pub type OomSource = Arc<dyn Fn(&Target) -> Vec<OomRecord> + Send + Sync>;
+
+/// A container of the pod template with its requests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateContainer {
+    pub name: String,
+    pub cpu_millis: Option<i64>,
+    pub memory_bytes: Option<i64>,
+}
+
+/// `spec.template.spec.containers` of a workload (any kind with a pod template).
+pub fn template_containers(obj: &Value) -> Vec<TemplateContainer> {
+    let Some(cs) = obj
+        .pointer("/spec/template/spec/containers")
+        .and_then(Value::as_array)
+    else {
+        return Vec::new();
+    };
+    cs.iter()
+        .filter_map(|c| {
+            let name = c.get("name")?.as_str()?.to_string();
+            let req = |r: &str| {
+                c.pointer(&format!("/resources/requests/{r}"))
+                    .and_then(|q| match q {
+                        Value::String(s) => Quantity::parse(s).ok(),
+                        Value::Number(n) => Quantity::parse(&n.to_string()).ok(),
+                        _ => None,
+                    })
+            };
+            Some(TemplateContainer {
+                name,
+                cpu_millis: req("cpu").map(|q| q.milli_value()),
+                memory_bytes: req("memory").map(|q| q.value()),
+            })
+        })
+        .collect()
+}
+
+/// `spec.replicas`, defaulting to 1 as the API server does.
+pub fn spec_replicas(obj: &Value) -> i32 {
+    obj.pointer("/spec/replicas")
+        .and_then(Value::as_i64)
+        .map(|r| r.clamp(0, i64::from(i32::MAX)) as i32)
+        .unwrap_or(1)
+}
+
+/// Pods available for at least `min_ready_secs` at `now` (Ready condition True since then).
+pub fn available_pods(
+    pods: &[Pod],
+    min_ready_secs: i64,
+    now: k8s_openapi::jiff::Timestamp,
+) -> usize {
+    pods.iter()
+        .filter(|p| {
+            p.status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .into_iter()
+                .flatten()
+                .any(|c| {
+                    c.type_ == "Ready"
+                        && c.status == "True"
+                        && c.last_transition_time
+                            .as_ref()
+                            .is_none_or(|t| now.duration_since(t.0).as_secs() >= min_ready_secs)
+                })
+        })
+        .count()
+}
+
+/// Everything a round shares between the recommenders of one target.
+pub struct TargetRun<'a> {
+    pub client: &'a Client,
+    pub history: &'a History,
+    pub target: &'a Target,
+    pub oom: &'a OomSource,
+    pub now: SystemTime,
+    /// Fetched at most once per target per round.
+    pub cache: OnceCell<Arc<WorkloadHistory>>,
+    /// History length and step for the workload queries.
+    pub history_length: Duration,
+    pub step: Duration,
+}
+
+/// A workload's totals (all pods and containers summed per timestamp) and one pod's requests.
+struct Totals {
+    cpu: Vec<Sample>,
+    memory: Vec<Sample>,
+    cpu_request: i64,
+    memory_request: i64,
+    current: i32,
+}
+
+impl Totals {
+    fn input(&self) -> replicas::ReplicasInput<'_> {
+        replicas::ReplicasInput {
+            cpu_usage: &self.cpu,
+            cpu_predicted: &[],
+            memory_usage: &self.memory,
+            pod_cpu_request_millis: self.cpu_request,
+            pod_memory_request_bytes: self.memory_request,
+            current_replicas: self.current,
+        }
+    }
+}
+
+/// The result of a run: the proposal plus what the metrics show.
+#[derive(Debug, Clone, Default)]
+pub struct Output {
+    pub proposal: Proposal,
+    /// (container, cores, bytes) for `crane_analysis_resource_recommendation`.
+    pub resources: Vec<(String, f64, f64)>,
+    pub replicas: Option<i32>,
+}
+
+impl TargetRun<'_> {
+    fn now_secs(&self) -> i64 {
+        self.now
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0)
+    }
+
+    fn jiff_now(&self) -> k8s_openapi::jiff::Timestamp {
+        k8s_openapi::jiff::Timestamp::from_second(self.now_secs())
+            .unwrap_or(k8s_openapi::jiff::Timestamp::UNIX_EPOCH)
+    }
+
+    async fn workload_history(&self) -> Result<Arc<WorkloadHistory>, RunError> {
+        self.cache
+            .get_or_try_init(|| async {
+                self.history
+                    .workload(
+                        &self.target.namespace,
+                        &self.target.name,
+                        &self.target.kind,
+                        self.now,
+                        self.history_length,
+                        self.step,
+                    )
+                    .await
+                    .map(Arc::new)
+                    .map_err(|e| RunError::DataSource(e.to_string()))
+            })
+            .await
+            .cloned()
+    }
+
+    fn data(&self) -> &Value {
+        &self.target.object.data
+    }
+
+    async fn pods(&self) -> Result<Vec<Pod>, RunError> {
+        let sel: Option<LabelSelector> = self
+            .data()
+            .pointer("/spec/selector")
+            .and_then(|s| serde_json::from_value(s.clone()).ok());
+        let Some(sel) = sel else {
+            return Err(RunError::Target(format!(
+                "{} {} has no spec.selector",
+                self.target.kind, self.target.name
+            )));
+        };
+        let selector: Selector = sel
+            .try_into()
+            .map_err(|e: kube::core::ParseExpressionError| RunError::Target(e.to_string()))?;
+        let api: Api<Pod> = Api::namespaced(self.client.clone(), &self.target.namespace);
+        api.list(&ListParams::default().labels_from(&selector))
+            .await
+            .map(|l| l.items)
+            .map_err(|e| RunError::Target(format!("listing pods: {e}")))
+    }
+
+    pub async fn run(&self, recommender: &str, config: &Config) -> Result<Output, RunError> {
+        match recommender {
+            recommenders::RESOURCE => self.resource(config).await,
+            recommenders::REPLICAS => self.replicas(config).await,
+            recommenders::HPA => self.hpa(config).await,
+            recommenders::IDLE_NODE => self.idle_node(config).await,
+            recommenders::SERVICE => self.service(config).await,
+            recommenders::VOLUME => self.volume().await,
+            other => Err(RunError::NotConfigured(format!(
+                "unknown recommender {other:?}"
+            ))),
+        }
+    }
+
+    async fn resource(&self, config: &Config) -> Result<Output, RunError> {
+        let cfg = ResourceConfig::from_config(config)
+            .map_err(crate::recommender::RecommendError::from)?;
+        let containers = template_containers(self.data());
+        if containers.is_empty() {
+            return Err(RunError::Target(format!(
+                "{} {} has no pod template containers",
+                self.target.kind, self.target.name
+            )));
+        }
+        let history = self.workload_history().await?;
+        let cpu: Vec<Vec<&[Sample]>> = containers
+            .iter()
+            .map(|c| history.cpu.per_pod(&c.name))
+            .collect();
+        let mem: Vec<Vec<&[Sample]>> = containers
+            .iter()
+            .map(|c| history.memory.per_pod(&c.name))
+            .collect();
+        let inputs: Vec<ContainerInput<'_>> = containers
+            .iter()
+            .zip(cpu.iter().zip(&mem))
+            .map(|(c, (cpu, mem))| ContainerInput {
+                name: &c.name,
+                current_cpu_millis: c.cpu_millis,
+                current_memory_bytes: c.memory_bytes,
+                cpu_usage: cpu,
+                memory_usage: mem,
+            })
+            .collect();
+        let ooms = (self.oom)(self.target);
+        let mut r = ResourceRecommender::new(cfg)?;
+        let (recs, proposal) = r.recommend(&inputs, &ooms, self.now_secs())?;
+        Ok(Output {
+            proposal,
+            resources: recs
+                .iter()
+                .map(|c| {
+                    (
+                        c.name.clone(),
+                        c.cpu_millis as f64 / 1000.0,
+                        c.memory_bytes as f64,
+                    )
+                })
+                .collect(),
+            replicas: None,
+        })
+    }
+
+    /// The Replicas inputs: filter on pods, then the workload totals.
+    async fn replicas_input(
+        &self,
+        cfg: &replicas::ReplicasConfig,
+    ) -> Result<(Arc<WorkloadHistory>, Totals), RunError> {
+        let current = spec_replicas(self.data());
+        let pods = self.pods().await?;
+        let available = available_pods(&pods, cfg.pod_min_ready_seconds, self.jiff_now());
+        cfg.filter(current, pods.len(), available)?;
+        let containers = template_containers(self.data());
+        let history = self.workload_history().await?;
+        let totals = Totals {
+            cpu: history.cpu.total(),
+            memory: history.memory.total(),
+            cpu_request: containers.iter().filter_map(|c| c.cpu_millis).sum(),
+            memory_request: containers.iter().filter_map(|c| c.memory_bytes).sum(),
+            current,
+        };
+        Ok((history, totals))
+    }
+
+    async fn replicas(&self, config: &Config) -> Result<Output, RunError> {
+        let cfg = replicas::ReplicasConfig::from_config(config)
+            .map_err(crate::recommender::RecommendError::from)?;
+        let (_, totals) = self.replicas_input(&cfg).await?;
+        let min = replicas::min_replicas(&cfg, &totals.input(), &mut Vec::new())?;
+        Ok(Output {
+            proposal: replicas::proposal(min.replicas, totals.current),
+            resources: Vec::new(),
+            replicas: Some(min.replicas),
+        })
+    }
+
+    async fn hpa(&self, config: &Config) -> Result<Output, RunError> {
+        let cfg = hpa::HpaConfig::from_config(config)
+            .map_err(crate::recommender::RecommendError::from)?;
+        let (history, totals) = self.replicas_input(&cfg.replicas).await?;
+        let per_container: Vec<Vec<&[Sample]>> = history
+            .cpu
+            .containers
+            .keys()
+            .map(|c| history.cpu.per_pod(c))
+            .collect();
+        let per_container_refs: Vec<&[&[Sample]]> =
+            per_container.iter().map(Vec::as_slice).collect();
+        let input = hpa::HpaInput {
+            replicas: totals.input(),
+            container_cpu_usage: &per_container_refs,
+            predictable: false,
+        };
+        let rec = hpa::recommend(&cfg, &input)?;
+        let extra = if cfg.reference_hpa {
+            self.existing_hpa_metrics().await?
+        } else {
+            Vec::new()
+        };
+        let target = self.target.key("").target_ref();
+        Ok(Output {
+            proposal: hpa::proposal(&rec, &target, false, &extra, false),
+            resources: Vec::new(),
+            replicas: None,
+        })
+    }
+
+    /// The non-CPU metrics of an HPA that scales the target (Crane's `reference-hpa`).
+    async fn existing_hpa_metrics(&self) -> Result<Vec<Value>, RunError> {
+        let api: Api<HorizontalPodAutoscaler> =
+            Api::namespaced(self.client.clone(), &self.target.namespace);
+        let hpas = api
+            .list(&ListParams::default())
+            .await
+            .map_err(|e| RunError::Target(format!("listing HPAs: {e}")))?;
+        let mut out = Vec::new();
+        for h in hpas.items {
+            let spec = h.spec;
+            if spec.scale_target_ref.kind != self.target.kind
+                || spec.scale_target_ref.name != self.target.name
+            {
+                continue;
+            }
+            for m in spec.metrics.unwrap_or_default() {
+                let is_cpu =
+                    m.type_ == "Resource" && m.resource.as_ref().is_some_and(|r| r.name == "cpu");
+                if !is_cpu && let Ok(v) = serde_json::to_value(&m) {
+                    out.push(v);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    async fn idle_node(&self, config: &Config) -> Result<Output, RunError> {
+        let cfg = idlenode::IdleNodeConfig::from_config(config)
+            .map_err(crate::recommender::RecommendError::from)?;
+        let api: Api<Pod> = Api::all(self.client.clone());
+        let pods = api
+            .list(&ListParams::default().fields(&format!("spec.nodeName={}", self.target.name)))
+            .await
+            .map_err(|e| RunError::Target(format!("listing pods on the node: {e}")))?;
+        let owners: Vec<Vec<String>> = pods
+            .items
+            .iter()
+            .filter(|p| {
+                !matches!(
+                    p.status.as_ref().and_then(|s| s.phase.as_deref()),
+                    Some("Succeeded" | "Failed")
+                )
+            })
+            .map(|p| {
+                p.metadata
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .map(|o| o.kind.clone())
+                    .collect()
+            })
+            .collect();
+        let owner_refs: Vec<Vec<&str>> = owners
+            .iter()
+            .map(|o| o.iter().map(String::as_str).collect())
+            .collect();
+        let owner_slices: Vec<&[&str]> = owner_refs.iter().map(Vec::as_slice).collect();
+        // Utilization thresholds need node series craned does not query yet: with one set,
+        // the recommender reports insufficient data rather than guessing.
+        let input = idlenode::IdleNodeInput {
+            pod_owner_kinds: &owner_slices,
+            ..Default::default()
+        };
+        Ok(Output {
+            proposal: idlenode::recommend(&cfg, &self.target.name, &input)?,
+            ..Default::default()
+        })
+    }
+
+    async fn service(&self, config: &Config) -> Result<Output, RunError> {
+        let cfg = service::ServiceConfig::from_config(config)
+            .map_err(crate::recommender::RecommendError::from)?;
+        let svc: Service =
+            serde_json::from_value(serde_json::to_value(&self.target.object).unwrap_or_default())
+                .map_err(|e| RunError::Target(format!("reading the Service: {e}")))?;
+        let spec = svc.spec.unwrap_or_default();
+        let slices: Api<EndpointSlice> =
+            Api::namespaced(self.client.clone(), &self.target.namespace);
+        let addresses: usize = slices
+            .list(
+                &ListParams::default()
+                    .labels(&format!("kubernetes.io/service-name={}", self.target.name)),
+            )
+            .await
+            .map_err(|e| RunError::Target(format!("listing EndpointSlices: {e}")))?
+            .items
+            .iter()
+            .flat_map(|s| s.endpoints.iter().flatten())
+            .map(|e| e.addresses.len())
+            .sum();
+        let pods = match spec.selector.filter(|s| !s.is_empty()) {
+            None => 0,
+            Some(sel) => {
+                let label = sel
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(",");
+                let api: Api<Pod> = Api::namespaced(self.client.clone(), &self.target.namespace);
+                api.list(&ListParams::default().labels(&label))
+                    .await
+                    .map_err(|e| RunError::Target(format!("listing pods: {e}")))?
+                    .items
+                    .len()
+            }
+        };
+        let input = service::ServiceInput {
+            service_type: spec.type_.as_deref().unwrap_or("ClusterIP"),
+            endpoint_addresses: addresses,
+            pods,
+            net_receive_bytes: &[],
+            net_transfer_bytes: &[],
+        };
+        Ok(Output {
+            proposal: service::recommend(&cfg, &self.target.name, &input)?,
+            ..Default::default()
+        })
+    }
+
+    async fn volume(&self) -> Result<Output, RunError> {
+        let pv: PersistentVolume =
+            serde_json::from_value(serde_json::to_value(&self.target.object).unwrap_or_default())
+                .map_err(|e| RunError::Target(format!("reading the PersistentVolume: {e}")))?;
+        let claim = pv.spec.as_ref().and_then(|s| s.claim_ref.as_ref());
+        let claim_ns = claim.and_then(|c| c.namespace.clone());
+        let claim_name = claim.and_then(|c| c.name.clone());
+        let mut mounted: Vec<String> = Vec::new();
+        if let Some(ns) = &claim_ns {
+            let api: Api<Pod> = Api::namespaced(self.client.clone(), ns);
+            for p in api
+                .list(&ListParams::default())
+                .await
+                .map_err(|e| RunError::Target(format!("listing pods: {e}")))?
+                .items
+            {
+                for v in p
+                    .spec
+                    .into_iter()
+                    .flat_map(|s| s.volumes.unwrap_or_default())
+                {
+                    if let Some(c) = v.persistent_volume_claim {
+                        mounted.push(c.claim_name);
+                    }
+                }
+            }
+        }
+        Ok(Output {
+            proposal: volume::recommend(
+                &self.target.name,
+                claim_name.as_deref(),
+                mounted.iter().map(String::as_str),
+            )?,
+            ..Default::default()
+        })
+    }
+}
+
+/// History length and step for a rule's workload queries: the Resource recommender's CPU
+/// settings when it runs (its defaults otherwise: 7 days at 1 minute).
+pub fn history_window(resource: Option<&Config>) -> (Duration, Duration) {
+    let cfg = resource
+        .and_then(|c| ResourceConfig::from_config(c).ok())
+        .or_else(|| ResourceConfig::from_config(&Config::default()).ok());
+    match cfg {
+        Some(c) => (
+            Duration::from_secs(
+                c.cpu
+                    .history_length_secs
+                    .max(c.memory.history_length_secs)
+                    .max(60) as u64,
+            ),
+            Duration::from_secs(c.cpu.sample_interval_secs.max(1) as u64),
+        ),
+        None => (Duration::from_secs(7 * 86_400), Duration::from_secs(60)),
+    }
+}
+
+/// Containers of a recommendation, keyed for quick lookup in tests.
+pub fn by_name(cs: &[TemplateContainer]) -> BTreeMap<&str, &TemplateContainer> {
+    cs.iter().map(|c| (c.name.as_str(), c)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn template_requests_are_read() {
+        let d = json!({"spec": {"replicas": 3, "template": {"spec": {"containers": [
+            {"name": "app", "resources": {"requests": {"cpu": "250m", "memory": "512Mi"}}},
+            {"name": "side", "resources": {"requests": {"cpu": 1}}},
+            {"name": "bare"},
+        ]}}}});
+        let cs = template_containers(&d);
+        let m = by_name(&cs);
+        assert_eq!(m["app"].cpu_millis, Some(250));
+        assert_eq!(m["app"].memory_bytes, Some(512 * 1024 * 1024));
+        assert_eq!(m["side"].cpu_millis, Some(1000));
+        assert_eq!(m["bare"].cpu_millis, None);
+        assert_eq!(spec_replicas(&d), 3);
+        assert_eq!(spec_replicas(&json!({})), 1);
+        assert!(template_containers(&json!({"spec": {}})).is_empty());
+    }
+
+    #[test]
+    fn history_window_follows_the_resource_config() {
+        assert_eq!(
+            history_window(None),
+            (Duration::from_secs(7 * 86_400), Duration::from_secs(60))
+        );
+        let c = Config::from_pairs([
+            ("cpu-model-history-length", "24h"),
+            ("mem-model-history-length", "48h"),
+            ("cpu-sample-interval", "5m"),
+        ]);
+        assert_eq!(
+            history_window(Some(&c)),
+            (Duration::from_secs(48 * 3600), Duration::from_secs(300))
+        );
+    }
+}

@@ -1,0 +1,246 @@
+//! Finding a rule's targets: each resource selector resolved through discovery (so any kind the
+//! API server serves works: Deployments, StatefulSets, DaemonSets, workloads of CRDs with a
+//! scale subresource, Nodes, Services, PersistentVolumes), listed across the selected
+//! namespaces with the label selector applied by the API server.
+
+use std::collections::BTreeMap;
+
+use ferrocrane_core::kube::ResourceMapper;
+use kube::api::{Api, DynamicObject, ListParams};
+use kube::core::{ApiResource, Selector};
+use kube::{Client, ResourceExt};
+
+use super::naming::IdentityKey;
+use crate::crd::{RecommendationRuleSpec, ResourceSelector};
+
+/// One object a rule selected.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub kind: String,
+    /// As the selector spells it (Crane keys identities by the selector's apiVersion).
+    pub api_version: String,
+    pub namespace: String,
+    pub name: String,
+    pub resource: ApiResource,
+    pub namespaced: bool,
+    pub has_scale: bool,
+    pub object: DynamicObject,
+}
+
+impl Target {
+    pub fn key(&self, recommender: &str) -> IdentityKey {
+        IdentityKey {
+            kind: self.kind.clone(),
+            api_version: self.api_version.clone(),
+            namespace: self.namespace.clone(),
+            name: self.name.clone(),
+            recommender: recommender.to_string(),
+        }
+    }
+
+    pub fn labels(&self) -> BTreeMap<String, String> {
+        self.object.labels().clone()
+    }
+}
+
+/// A selector that cannot be resolved; names the selector by index.
+#[derive(Debug, thiserror::Error)]
+pub enum SelectError {
+    #[error("resourceSelectors[{index}].kind: must not be empty")]
+    EmptyKind { index: usize },
+    #[error(
+        "resourceSelectors[{index}]: the API server serves no kind {kind:?} in {api_version:?}"
+    )]
+    UnknownKind {
+        index: usize,
+        kind: String,
+        api_version: String,
+    },
+    #[error("resourceSelectors[{index}].labelSelector: {message}")]
+    LabelSelector { index: usize, message: String },
+    #[error("namespaceSelector: set any: true or list matchNames")]
+    NoNamespaces,
+    #[error("listing {what}: {source}")]
+    List {
+        what: String,
+        #[source]
+        source: kube::Error,
+    },
+}
+
+/// Resolves a selector's kind and apiVersion to the served resource (pure).
+pub fn resolve(
+    mapper: &ResourceMapper,
+    index: usize,
+    sel: &ResourceSelector,
+) -> Result<(ApiResource, bool, bool), SelectError> {
+    if sel.kind.trim().is_empty() {
+        return Err(SelectError::EmptyKind { index });
+    }
+    let (group, version) = match sel.api_version.split_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", sel.api_version.as_str()),
+    };
+    let unknown = || SelectError::UnknownKind {
+        index,
+        kind: sel.kind.clone(),
+        api_version: sel.api_version.clone(),
+    };
+    let m = mapper.by_kind(group, &sel.kind).ok_or_else(unknown)?;
+    if !group.is_empty() && !m.group.eq_ignore_ascii_case(group) {
+        return Err(unknown());
+    }
+    let mut ar = m.api_resource();
+    if !version.is_empty() {
+        if !m.versions.iter().any(|v| v == version) {
+            return Err(unknown());
+        }
+        ar.version = version.to_string();
+        ar.api_version = if m.group.is_empty() {
+            version.to_string()
+        } else {
+            format!("{}/{version}", m.group)
+        };
+    }
+    Ok((ar, m.namespaced, m.has_scale))
+}
+
+/// Lists every target of a rule, deduplicated by (kind, apiVersion, namespace, name), sorted.
+pub async fn select(
+    client: &Client,
+    mapper: &ResourceMapper,
+    spec: &RecommendationRuleSpec,
+) -> Result<Vec<Target>, SelectError> {
+    let mut out: BTreeMap<(String, String, String, String), Target> = BTreeMap::new();
+    for (index, sel) in spec.resource_selectors.iter().enumerate() {
+        let (ar, namespaced, has_scale) = resolve(mapper, index, sel)?;
+        let mut lp = ListParams::default();
+        if let Some(ls) = &sel.label_selector {
+            let s: Selector =
+                ls.clone()
+                    .try_into()
+                    .map_err(
+                        |e: kube::core::ParseExpressionError| SelectError::LabelSelector {
+                            index,
+                            message: e.to_string(),
+                        },
+                    )?;
+            lp = lp.labels_from(&s);
+        }
+        if !sel.name.is_empty() {
+            lp = lp.fields(&format!("metadata.name={}", sel.name));
+        }
+        let apis: Vec<Api<DynamicObject>> = if !namespaced || spec.namespace_selector.any {
+            vec![Api::all_with(client.clone(), &ar)]
+        } else if spec.namespace_selector.match_names.is_empty() {
+            return Err(SelectError::NoNamespaces);
+        } else {
+            spec.namespace_selector
+                .match_names
+                .iter()
+                .map(|ns| Api::namespaced_with(client.clone(), ns, &ar))
+                .collect()
+        };
+        for api in apis {
+            let list = api.list(&lp).await.map_err(|source| SelectError::List {
+                what: format!("{} ({})", ar.plural, ar.api_version),
+                source,
+            })?;
+            for obj in list.items {
+                if obj.metadata.deletion_timestamp.is_some() {
+                    continue;
+                }
+                let namespace = obj.namespace().unwrap_or_default();
+                let name = obj.name_any();
+                let api_version = if sel.api_version.is_empty() {
+                    ar.api_version.clone()
+                } else {
+                    sel.api_version.clone()
+                };
+                out.entry((
+                    sel.kind.clone(),
+                    api_version.clone(),
+                    namespace.clone(),
+                    name.clone(),
+                ))
+                .or_insert_with(|| Target {
+                    kind: sel.kind.clone(),
+                    api_version,
+                    namespace,
+                    name,
+                    resource: ar.clone(),
+                    namespaced,
+                    has_scale,
+                    object: obj,
+                });
+            }
+        }
+    }
+    Ok(out.into_values().collect())
+}
+
+/// Whether a recommender's `acceptedResources` list admits the kind (Crane's base filter);
+/// an empty list accepts everything.
+pub fn accepted(accepted: &[ResourceSelector], kind: &str, api_version: &str) -> bool {
+    accepted.is_empty()
+        || accepted
+            .iter()
+            .any(|a| a.kind == kind && (a.api_version.is_empty() || a.api_version == api_version))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferrocrane_core::kube::ResourceMapping;
+
+    fn mapping(group: &str, kind: &str, plural: &str, namespaced: bool) -> ResourceMapping {
+        ResourceMapping {
+            group: group.into(),
+            version: "v1".into(),
+            versions: vec!["v1".into()],
+            kind: kind.into(),
+            plural: plural.into(),
+            singular: kind.to_lowercase(),
+            short_names: vec![],
+            namespaced,
+            has_scale: kind == "Deployment",
+            verbs: vec!["list".into()],
+        }
+    }
+
+    #[test]
+    fn selectors_resolve_through_discovery() {
+        let m = ResourceMapper::from_mappings(vec![
+            mapping("apps", "Deployment", "deployments", true),
+            mapping("", "Node", "nodes", false),
+        ]);
+        let sel = |kind: &str, av: &str| ResourceSelector {
+            kind: kind.into(),
+            api_version: av.into(),
+            ..Default::default()
+        };
+        let (ar, ns, scale) = resolve(&m, 0, &sel("Deployment", "apps/v1")).unwrap();
+        assert_eq!((ar.plural.as_str(), ns, scale), ("deployments", true, true));
+        let (ar, ns, _) = resolve(&m, 0, &sel("Node", "v1")).unwrap();
+        assert_eq!((ar.api_version.as_str(), ns), ("v1", false));
+        let e = resolve(&m, 2, &sel("Deployment", "apps/v2")).unwrap_err();
+        assert!(e.to_string().starts_with("resourceSelectors[2]"), "{e}");
+        assert!(resolve(&m, 0, &sel("Rollout", "argoproj.io/v1alpha1")).is_err());
+        assert!(matches!(
+            resolve(&m, 1, &sel("", "v1")),
+            Err(SelectError::EmptyKind { index: 1 })
+        ));
+    }
+
+    #[test]
+    fn accepted_resources() {
+        let acc = vec![ResourceSelector {
+            kind: "Deployment".into(),
+            api_version: "apps/v1".into(),
+            ..Default::default()
+        }];
+        assert!(accepted(&acc, "Deployment", "apps/v1"));
+        assert!(!accepted(&acc, "StatefulSet", "apps/v1"));
+        assert!(accepted(&[], "Node", "v1"));
+    }
+}
