@@ -6,7 +6,9 @@
 //! starts its own cluster on first use and a reaper stops it when the binary exits.
 //! Every test works in a namespace of its own, deleted when the test ends.
 
+mod adapter;
 mod cluster;
+mod exporter;
 mod helm;
 mod history;
 mod namespace;
@@ -16,12 +18,14 @@ mod prometheus;
 mod service;
 mod wait;
 
+pub use adapter::{METRICS_APISERVICES, MetricsAdapter, adapter_https_client};
 pub use cluster::{Cluster, ClusterEnv};
+pub use exporter::Exporter;
 pub use helm::{ClusterLock, Helm, METRICS_APISERVICES_LOCK, Manifest};
 pub use history::HistoryPrometheus;
 pub use namespace::TestNamespace;
 pub use pods::{patch_pod_status, running_status};
 pub use process::{free_port, http_client, repo_root};
-pub use prometheus::{PrometheusHandle, Sample};
+pub use prometheus::{PrometheusHandle, Sample, ScrapeTarget};
 pub use service::{ServiceProcess, binary, two_ports};
 pub use wait::wait_until;

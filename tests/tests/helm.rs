@@ -79,7 +79,7 @@ fn chart_lints_clean() -> Result<()> {
         "--set",
         "adapter.tls.mode=certManager,monitoring.serviceMonitor.enabled=true,\
          monitoring.podMonitor.enabled=true,dashboards.enabled=true,craned.autoAdoption=true,\
-         ksm.customResourceState.enabled=true,ksm.authFilter=true",
+         ksm.customResourceState.enabled=true",
     ])?;
     Ok(())
 }
@@ -194,6 +194,49 @@ fn default_values_render_the_whole_suite() -> Result<()> {
         ensure!(
             craned.contains(&flag.to_string()),
             "{flag} not in {craned:?}"
+        );
+    }
+    Ok(())
+}
+
+/// Every flag the chart passes is one the binary knows, with a value it accepts (a typo in a
+/// template would otherwise only show as a crash-looping pod).
+#[test]
+fn chart_flags_are_accepted_by_the_binaries() -> Result<()> {
+    use clap::Parser;
+    let variants: [&[&str]; 3] = [
+        &[],
+        &["--set", "craned.autoAdoption=true,craned.leaderElect=false"],
+        &["--set", "ksm.collectors={pods,roles,serviceaccounts}"],
+    ];
+    for extra in variants {
+        let m = render(extra)?;
+        let argv = |name: &str, bin: &str| -> Result<Vec<String>> {
+            let d = m.get("Deployment", name).context(name.to_string())?;
+            Ok(std::iter::once(bin.to_string()).chain(args(d)).collect())
+        };
+        let ksm = ferrocrane_ksm::Args::try_parse_from(argv("fc-ferrocrane-ksm", "ksm")?)
+            .map_err(|e| anyhow::anyhow!("ksm ({extra:?}): {e}"))?;
+        ferrocrane_ksm::options::resolve(&ksm)
+            .map_err(|e| anyhow::anyhow!("ksm ({extra:?}): {e}"))?;
+        let adapter = ferrocrane_adapter::Args::try_parse_from(argv(
+            "fc-ferrocrane-adapter",
+            "metrics-adapter",
+        )?)
+        .map_err(|e| anyhow::anyhow!("metrics-adapter ({extra:?}): {e}"))?;
+        adapter
+            .validate()
+            .map_err(|e| anyhow::anyhow!("metrics-adapter ({extra:?}): {e}"))?;
+        let craned =
+            ferrocrane_craned::Args::try_parse_from(argv("fc-ferrocrane-craned", "craned")?)
+                .map_err(|e| anyhow::anyhow!("craned ({extra:?}): {e}"))?;
+        let settings = craned
+            .manager
+            .resolve("craned-0")
+            .map_err(|e| anyhow::anyhow!("craned ({extra:?}): {e}"))?;
+        ensure!(
+            settings.auto_adoption == extra.iter().any(|a| a.contains("autoAdoption=true")),
+            "craned --auto-adoption does not follow craned.autoAdoption ({extra:?})"
         );
     }
     Ok(())
@@ -432,23 +475,51 @@ fn rbac_is_least_privilege() -> Result<()> {
         reader_role["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-view"] == "true"
     );
 
-    // craned: no write on workloads unless autoAdoption.
-    let writes_workloads = |m: &Manifest| -> Result<bool> {
-        let g = grants(
+    // craned: no write on workloads unless asked: annotations (StatusAndAnnotation) with
+    // craned.rbac.annotateWorkloads or autoAdoption, the scale subresource only with
+    // autoAdoption; never a whole-object update.
+    let craned_grants = |m: &Manifest| -> Result<BTreeSet<(String, String, String)>> {
+        Ok(grants(
             m.get("ClusterRole", "fc-ferrocrane-craned")
                 .context("craned role")?,
-        );
-        Ok(g.iter()
-            .any(|(g, r, v)| g == "apps" && r == "deployments" && (v == "patch" || v == "update")))
+        ))
     };
-    ensure!(
-        !writes_workloads(&m)?,
-        "craned patches workloads by default"
-    );
-    ensure!(writes_workloads(&render(&[
-        "--set",
-        "craned.autoAdoption=true"
-    ])?)?);
+    let annotate = render(&["--set", "craned.rbac.annotateWorkloads=true"])?;
+    let auto = render(&["--set", "craned.autoAdoption=true"])?;
+    for (m, patches, scales, auto_on) in [
+        (&m, false, false, false),
+        (&annotate, true, false, false),
+        (&auto, true, true, true),
+    ] {
+        let g = craned_grants(m)?;
+        let writes = |r: &str| {
+            g.iter()
+                .any(|(gr, res, v)| gr == "apps" && res == r && v == "patch")
+        };
+        ensure!(
+            writes("deployments") == patches && writes("daemonsets") == patches,
+            "patch on workloads should be {patches}: {g:?}"
+        );
+        ensure!(
+            writes("deployments/scale") == scales,
+            "patch on deployments/scale should be {scales}"
+        );
+        ensure!(
+            g.iter()
+                .filter(|(_, _, v)| v == "update")
+                .all(|(gr, _, _)| gr == "analysis.crane.io"),
+            "craned updates more than its own objects: {g:?}"
+        );
+        let flag = format!("--auto-adoption={auto_on}");
+        ensure!(
+            args(
+                m.get("Deployment", "fc-ferrocrane-craned")
+                    .context("craned")?
+            )
+            .contains(&flag),
+            "craned Deployment lacks {flag}"
+        );
+    }
     let craned = grants(
         m.get("ClusterRole", "fc-ferrocrane-craned")
             .context("craned")?,

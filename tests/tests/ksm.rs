@@ -5,59 +5,13 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use anyhow::Result;
-use ferrocrane_e2e::{Cluster, ServiceProcess, http_client, two_ports, wait_until};
+use ferrocrane_e2e::{Cluster, http_client, wait_until};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 
-struct Ksm {
-    /// Kept so the process lives as long as the handle (SIGTERM on drop).
-    _process: ServiceProcess,
-    metrics: String,
-    telemetry: String,
-}
-
-async fn start_ksm(cluster: &Cluster, extra: &[String]) -> Result<Ksm> {
-    let (port, telemetry_port) = two_ports()?;
-    let mut args = vec![
-        format!("--kubeconfig={}", cluster.kubeconfig()?.display()),
-        "--host=127.0.0.1".to_string(),
-        format!("--port={port}"),
-        "--telemetry-host=127.0.0.1".to_string(),
-        format!("--telemetry-port={telemetry_port}"),
-    ];
-    args.extend_from_slice(extra);
-    let mut process = ServiceProcess::start("ksm", &args)?;
-    let telemetry = format!("127.0.0.1:{telemetry_port}");
-    process
-        .wait_ready(
-            &format!("http://{telemetry}/readyz"),
-            Duration::from_secs(60),
-        )
-        .await?;
-    Ok(Ksm {
-        _process: process,
-        metrics: format!("127.0.0.1:{port}"),
-        telemetry,
-    })
-}
-
-async fn scrape(addr: &str) -> Result<String> {
-    Ok(http_client()?
-        .get(format!("http://{addr}/metrics"))
-        .send()
-        .await?
-        .error_for_status()?
-        .text()
-        .await?)
-}
-
-fn sample_lines(text: &str) -> BTreeSet<String> {
-    text.lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-        .map(str::to_string)
-        .collect()
-}
+mod ksm_support;
+use ksm_support::{sample_lines, scrape, start_ksm};
 
 fn configmap(name: &str) -> Result<ConfigMap> {
     Ok(serde_json::from_value(serde_json::json!({

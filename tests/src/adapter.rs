@@ -1,0 +1,238 @@
+//! A metrics-adapter process serving the cluster as an aggregated API server: started with
+//! a given config against the cluster's Prometheus, with a serving certificate for the name
+//! the aggregator verifies, and its four APIServices registered (and removed on drop).
+//! Tests that use it hold [`crate::METRICS_APISERVICES_LOCK`].
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use kube::api::{Api, PostParams};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
+
+use crate::cluster::Cluster;
+use crate::helm::METRICS_APISERVICES_LOCK;
+use crate::process::free_port;
+use crate::service::ServiceProcess;
+use crate::wait::wait_until;
+
+/// The APIServices metrics-adapter serves, as (version, group).
+pub const METRICS_APISERVICES: [(&str, &str); 4] = [
+    ("v1beta1", "metrics.k8s.io"),
+    ("v1beta1", "custom.metrics.k8s.io"),
+    ("v1beta2", "custom.metrics.k8s.io"),
+    ("v1beta1", "external.metrics.k8s.io"),
+];
+
+/// A metrics-adapter process with its APIServices registered; unregisters them on drop.
+pub struct MetricsAdapter {
+    pub process: ServiceProcess,
+    pub port: u16,
+    /// PEM of the CA that signed the adapter's serving certificate.
+    pub ca: String,
+    kubeconfig: PathBuf,
+    /// Where its config file (`config.yaml`) and serving certificate live.
+    pub dir: PathBuf,
+}
+
+impl Drop for MetricsAdapter {
+    fn drop(&mut self) {
+        let names: Vec<String> = METRICS_APISERVICES
+            .iter()
+            .map(|(v, g)| format!("{v}.{g}"))
+            .collect();
+        let mut cmd = std::process::Command::new("kubectl");
+        cmd.env("KUBECONFIG", &self.kubeconfig)
+            .args(["delete", "apiservice", "--ignore-not-found", "--wait=false"])
+            .args(&names)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let _ = cmd.status();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn pki(cluster: &Cluster, file: &str) -> Result<PathBuf> {
+    Ok(cluster
+        .env
+        .path("FRONT_PROXY_CA")?
+        .parent()
+        .context("pki dir")?
+        .join(file))
+}
+
+impl MetricsAdapter {
+    /// Starts the adapter with the config text `config` against the cluster's Prometheus, waits until ready,
+    /// registers the four APIServices (Service ExternalName localhost in `ns`) and waits until
+    /// they are Available.
+    pub async fn start(cluster: &Cluster, ns: &str, config: &str) -> Result<MetricsAdapter> {
+        let dir = std::env::temp_dir().join(format!("ferrocrane-adapter-{ns}"));
+        std::fs::create_dir_all(&dir)?;
+        let config_file = dir.join("config.yaml");
+        std::fs::write(&config_file, config)?;
+        // A serving cert for the name the aggregator verifies: <service>.<namespace>.svc.
+        let dns = format!("metrics-adapter.{ns}.svc");
+        let (chain, key) = ferrocrane_core::server::generate_self_signed(
+            &dns,
+            &["127.0.0.1".parse()?],
+            std::slice::from_ref(&dns),
+        )?;
+        let ca = chain
+            .split_inclusive("-----END CERTIFICATE-----\n")
+            .nth(1)
+            .context("self-signed chain has no CA")?
+            .to_owned();
+        std::fs::write(dir.join("tls.crt"), &chain)?;
+        std::fs::write(dir.join("tls.key"), &key)?;
+        let port = free_port()?;
+        let s = |p: PathBuf| p.display().to_string();
+        let args = vec![
+            "--kubeconfig".into(),
+            s(cluster.kubeconfig()?),
+            "--prometheus-url".into(),
+            cluster.env.var("PROMETHEUS_URL")?.to_string(),
+            "--config".into(),
+            s(config_file),
+            "--bind-address".into(),
+            "127.0.0.1".into(),
+            "--secure-port".into(),
+            port.to_string(),
+            "--tls-cert-file".into(),
+            s(dir.join("tls.crt")),
+            "--tls-private-key-file".into(),
+            s(dir.join("tls.key")),
+            "--requestheader-client-ca-file".into(),
+            s(cluster.env.path("FRONT_PROXY_CA")?),
+            "--requestheader-allowed-names".into(),
+            cluster.env.var("FRONT_PROXY_ALLOWED_NAMES")?.to_string(),
+            "--metrics-relist-interval".into(),
+            "3s".into(),
+            "--metrics-max-age".into(),
+            "10m".into(),
+        ];
+        let mut process = ServiceProcess::start("metrics-adapter", &args)?;
+        let client = adapter_https_client(cluster, &ca, false)?;
+        let url = format!("https://127.0.0.1:{port}/readyz");
+        let ready = wait_until("metrics-adapter ready", Duration::from_secs(60), || {
+            let client = client.clone();
+            let url = url.clone();
+            let alive = process.ensure_running();
+            async move {
+                alive?;
+                Ok(client
+                    .get(&url)
+                    .send()
+                    .await
+                    .ok()
+                    .filter(|r| r.status().is_success())
+                    .map(|_| ()))
+            }
+        })
+        .await;
+        if let Err(e) = ready {
+            bail!("{e:#}\nlog:\n{}", process.logs());
+        }
+        let adapter = MetricsAdapter {
+            process,
+            port,
+            ca,
+            kubeconfig: cluster.kubeconfig()?,
+            dir,
+        };
+        adapter.register(cluster, ns).await?;
+        Ok(adapter)
+    }
+
+    async fn register(&self, cluster: &Cluster, ns: &str) -> Result<()> {
+        let ca = self.ca.clone().into_bytes();
+        let client = cluster.client().await?;
+        let svc: k8s_openapi::api::core::v1::Service = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "metrics-adapter"},
+            "spec": {"type": "ExternalName", "externalName": "localhost",
+                     "ports": [{"port": self.port, "protocol": "TCP"}]}
+        }))?;
+        Api::namespaced(client.clone(), ns)
+            .create(&PostParams::default(), &svc)
+            .await?;
+        let apiservices: Api<
+            k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
+        > = Api::all(client.clone());
+        for (version, group) in METRICS_APISERVICES {
+            let name = format!("{version}.{group}");
+            let obj = serde_json::from_value(serde_json::json!({
+                "metadata": {"name": name, "labels": {"ferrocrane.io/e2e": "true"}},
+                "spec": {
+                    "group": group, "version": version,
+                    "groupPriorityMinimum": 100, "versionPriority": 100,
+                    "caBundle": k8s_openapi::ByteString(ca.clone()),
+                    "service": {"namespace": ns, "name": "metrics-adapter", "port": self.port}
+                }
+            }))?;
+            if apiservices.get_opt(&name).await?.is_some() {
+                bail!(
+                    "APIService {name} already exists although {METRICS_APISERVICES_LOCK} is held"
+                );
+            }
+            apiservices.create(&PostParams::default(), &obj).await?;
+        }
+        for (version, group) in METRICS_APISERVICES {
+            let name = format!("{version}.{group}");
+            let api = apiservices.clone();
+            wait_until(
+                &format!("APIService {name} Available"),
+                Duration::from_secs(90),
+                || {
+                    let api = api.clone();
+                    let name = name.clone();
+                    async move {
+                        let obj = api.get(&name).await?;
+                        let conditions = obj.status.and_then(|s| s.conditions).unwrap_or_default();
+                        let available = conditions
+                            .iter()
+                            .find(|c| c.type_ == "Available")
+                            .map(|c| (c.status == "True", c.message.clone()));
+                        match available {
+                            Some((true, _)) => Ok(Some(())),
+                            Some((false, msg)) => bail!("not Available: {msg:?}"),
+                            None => Ok(None),
+                        }
+                    }
+                },
+            )
+            .await
+            .with_context(|| format!("adapter log:\n{}", self.process.logs()))?;
+        }
+        Ok(())
+    }
+}
+
+/// A client trusting the adapter's serving CA; with `front_proxy`, presenting
+/// kube-apiserver's front-proxy client certificate (as the aggregator does).
+pub fn adapter_https_client(
+    cluster: &Cluster,
+    ca: &str,
+    front_proxy: bool,
+) -> Result<reqwest::Client> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut roots = rustls::RootCertStore::empty();
+    for c in CertificateDer::pem_slice_iter(ca.as_bytes()) {
+        roots.add(c?)?;
+    }
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(roots);
+    let config = if front_proxy {
+        let certs: Vec<CertificateDer<'static>> =
+            CertificateDer::pem_file_iter(pki(cluster, "front-proxy-client.crt")?)?
+                .collect::<Result<_, _>>()?;
+        let key = PrivateKeyDer::from_pem_file(pki(cluster, "front-proxy-client.key")?)?;
+        builder.with_client_auth_cert(certs, key)?
+    } else {
+        builder.with_no_client_auth()
+    };
+    Ok(reqwest::Client::builder()
+        .tls_backend_preconfigured(config)
+        .timeout(Duration::from_secs(10))
+        .build()?)
+}

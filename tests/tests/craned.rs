@@ -1,0 +1,839 @@
+//! craned against the real control plane and a Prometheus holding 7 days of backfilled
+//! cAdvisor-style history: a RecommendationRule yields Recommendations whose CPU and memory
+//! targets equal the values computed here, independently, from the same synthetic series;
+//! deleting a Deployment deletes its Recommendation and its gauges; a change of the
+//! recommendation configuration file is picked up without a restart.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result, bail};
+use ferrocrane_core::quantity::Quantity;
+use ferrocrane_e2e::{
+    Cluster, HistoryPrometheus, ServiceProcess, http_client, patch_pod_status, repo_root,
+    running_status, two_ports, wait_until,
+};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
+};
+use serde_json::{Value, json};
+
+const MINUTE: i64 = 60;
+const WEEK_MINUTES: i64 = 7 * 24 * 60;
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// A container's usage pattern: per minute `i`, `high` for the last `high_every_hundred`
+/// minutes of every hundred, `low` otherwise.
+#[derive(Clone, Copy)]
+struct Pattern {
+    cpu_low: f64,
+    cpu_high: f64,
+    mem_low: f64,
+    mem_high: f64,
+    high_every_hundred: i64,
+}
+
+impl Pattern {
+    fn high(&self, minute: i64) -> bool {
+        minute.rem_euclid(100) >= 100 - self.high_every_hundred
+    }
+    fn cpu(&self, minute: i64) -> f64 {
+        if self.high(minute) {
+            self.cpu_high
+        } else {
+            self.cpu_low
+        }
+    }
+    fn mem(&self, minute: i64) -> f64 {
+        if self.high(minute) {
+            self.mem_high
+        } else {
+            self.mem_low
+        }
+    }
+}
+
+struct Workload {
+    name: &'static str,
+    pods: [&'static str; 2],
+    containers: Vec<(&'static str, Pattern, &'static str, &'static str)>,
+}
+
+fn workloads() -> Vec<Workload> {
+    vec![
+        Workload {
+            name: "web",
+            pods: ["web-7c9d8f6b5-abcde", "web-7c9d8f6b5-fghij"],
+            containers: vec![
+                (
+                    "app",
+                    Pattern {
+                        cpu_low: 0.25,
+                        cpu_high: 0.85,
+                        mem_low: 300.0 * MIB,
+                        mem_high: 650.0 * MIB,
+                        high_every_hundred: 3,
+                    },
+                    "500m",
+                    // Above the usage estimate, so the OOM bump of this request shows.
+                    "1Gi",
+                ),
+                (
+                    "sidecar",
+                    Pattern {
+                        cpu_low: 0.05,
+                        cpu_high: 0.05,
+                        mem_low: 50.0 * MIB,
+                        mem_high: 50.0 * MIB,
+                        high_every_hundred: 0,
+                    },
+                    "100m",
+                    "64Mi",
+                ),
+            ],
+        },
+        Workload {
+            name: "db",
+            pods: ["db-5f6d7c8b9-klmno", "db-5f6d7c8b9-pqrst"],
+            containers: vec![(
+                "postgres",
+                Pattern {
+                    cpu_low: 1.35,
+                    cpu_high: 2.45,
+                    mem_low: 1500.0 * MIB,
+                    mem_high: 2150.0 * MIB,
+                    high_every_hundred: 5,
+                },
+                "1",
+                "1Gi",
+            )],
+        },
+    ]
+}
+
+/// cAdvisor-style OpenMetrics with timestamps: a CPU counter growing by rate × 60 each minute
+/// and a working-set gauge, for every pod and container, over a week up to `end`.
+fn history(namespace: &str, end_minute: i64) -> String {
+    let first = end_minute - WEEK_MINUTES - 10;
+    let mut out = String::new();
+    for w in workloads() {
+        for pod in w.pods {
+            for (c, p, _, _) in &w.containers {
+                let mut counter = 0.0;
+                for m in first..=end_minute {
+                    counter += p.cpu(m) * 60.0;
+                    let _ = writeln!(
+                        out,
+                        "container_cpu_usage_seconds_total{{namespace=\"{namespace}\",pod=\"{pod}\",container=\"{c}\"}} {counter} {}",
+                        m * MINUTE
+                    );
+                }
+            }
+        }
+    }
+    for w in workloads() {
+        for pod in w.pods {
+            for (c, p, _, _) in &w.containers {
+                for m in first..=end_minute {
+                    let _ = writeln!(
+                        out,
+                        "container_memory_working_set_bytes{{namespace=\"{namespace}\",pod=\"{pod}\",container=\"{c}\"}} {} {}",
+                        p.mem(m),
+                        m * MINUTE
+                    );
+                }
+            }
+        }
+    }
+    out.push_str("# EOF\n");
+    out
+}
+
+/// The p99 of Crane's histogram, computed here from the documented algorithm rather than
+/// craned's code: linear buckets of `bucket`, each sample weighted by its value (at least
+/// 1e-5), the answer is the end of the first bucket where the cumulative weight reaches 99%.
+fn p99_bucket_end(values: &[f64], bucket: f64) -> f64 {
+    let mut weights: BTreeMap<i64, f64> = BTreeMap::new();
+    let mut total = 0.0;
+    for &v in values {
+        let w = v.max(1e-5);
+        *weights.entry((v / bucket).trunc() as i64).or_default() += w;
+        total += w;
+    }
+    let mut cumulative = 0.0;
+    for (b, w) in weights {
+        cumulative += w;
+        if cumulative >= 0.99 * total {
+            return (b + 1) as f64 * bucket;
+        }
+    }
+    unreachable!("the cumulative weight reaches the total")
+}
+
+/// The expected (millicores, bytes) of a container with margin `margin`: the week of minutes
+/// both pods contribute (the same values twice do not move a percentile, but keep it honest).
+fn expected(p: &Pattern, end_minute: i64, margin: f64) -> (i64, i64) {
+    let minutes: Vec<i64> = (end_minute - WEEK_MINUTES..=end_minute).collect();
+    let cpu: Vec<f64> = minutes.iter().flat_map(|&m| [p.cpu(m), p.cpu(m)]).collect();
+    let mem: Vec<f64> = minutes.iter().flat_map(|&m| [p.mem(m), p.mem(m)]).collect();
+    let cpu_est = p99_bucket_end(&cpu, 0.1) * (1.0 + margin) / 1.0;
+    let mem_est = p99_bucket_end(&mem, 104_857_600.0) * (1.0 + margin) / 1.0;
+    ((cpu_est * 1000.0) as i64, mem_est as i64)
+}
+
+fn config_file(margin: &str) -> String {
+    format!(
+        "apiVersion: analysis.crane.io/v1alpha1
+kind: RecommendationConfiguration
+recommenders:
+  - name: Resource
+    acceptedResources:
+      - kind: Deployment
+        apiVersion: apps/v1
+    config:
+      cpu-request-margin-fraction: \"{margin}\"
+      mem-request-margin-fraction: \"{margin}\"
+"
+    )
+}
+
+async fn install_crds(cluster: &Cluster, client: &kube::Client) -> Result<()> {
+    let out = cluster
+        .kubectl()?
+        .args(["apply", "--server-side", "--force-conflicts", "-f"])
+        .arg(repo_root().join("deploy/crds"))
+        .output()?;
+    if !out.status.success() {
+        bail!(
+            "kubectl apply deploy/crds: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for name in [
+        "recommendations.analysis.crane.io",
+        "recommendationrules.analysis.crane.io",
+    ] {
+        wait_until(
+            &format!("CRD {name} established"),
+            Duration::from_secs(30),
+            || {
+                let crds = crds.clone();
+                async move {
+                    let crd = crds.get(name).await?;
+                    Ok(crd
+                        .status
+                        .and_then(|s| s.conditions)
+                        .unwrap_or_default()
+                        .iter()
+                        .any(|c| c.type_ == "Established" && c.status == "True")
+                        .then_some(()))
+                }
+            },
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+fn deployment(namespace: &str, w: &Workload) -> Value {
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": w.name, "namespace": namespace, "labels": {"app": w.name}},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": w.name}},
+            "template": {
+                "metadata": {"labels": {"app": w.name}},
+                "spec": {"containers": w.containers.iter().map(|(c, _, cpu, mem)| json!({
+                    "name": c, "image": "registry.invalid/app:1",
+                    "resources": {"requests": {"cpu": cpu, "memory": mem}},
+                })).collect::<Vec<_>>()},
+            },
+        },
+    })
+}
+
+fn recommendation_api(client: &kube::Client, namespace: &str) -> Api<DynamicObject> {
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("analysis.crane.io", "v1alpha1", "Recommendation"),
+        "recommendations",
+    );
+    Api::namespaced_with(client.clone(), namespace, &ar)
+}
+
+fn rule_api(client: &kube::Client) -> Api<DynamicObject> {
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("analysis.crane.io", "v1alpha1", "RecommendationRule"),
+        "recommendationrules",
+    );
+    Api::all_with(client.clone(), &ar)
+}
+
+/// The Recommendation of a target, when Ready.
+async fn ready_recommendation(
+    api: &Api<DynamicObject>,
+    target: &str,
+) -> Result<Option<DynamicObject>> {
+    let list = api
+        .list(&kube::api::ListParams::default().labels(&format!(
+            "analysis.crane.io/recommendation-target-name={target}"
+        )))
+        .await?;
+    Ok(list.items.into_iter().find(|r| {
+        r.data
+            .pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| c["type"] == "Ready" && c["status"] == "True")
+            })
+    }))
+}
+
+/// container → (millicores, bytes) from a Recommendation's recommendedInfo (the patch that
+/// would adopt it; recommendedValue holds the same numbers as YAML).
+fn targets_of(rec: &DynamicObject) -> Result<BTreeMap<String, (i64, i64)>> {
+    let info = rec.data["status"]["recommendedInfo"]
+        .as_str()
+        .context("no recommendedInfo")?;
+    let v: Value = serde_json::from_str(info)?;
+    let mut out = BTreeMap::new();
+    for c in v["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .context("no containers")?
+    {
+        let name = c["name"].as_str().context("name")?;
+        let req = &c["resources"]["requests"];
+        let cpu = Quantity::parse(req["cpu"].as_str().context("cpu")?)?.milli_value();
+        let mem = Quantity::parse(req["memory"].as_str().context("memory")?)?.value();
+        out.insert(name.to_string(), (cpu, mem));
+    }
+    assert!(
+        rec.data["status"]["recommendedValue"]
+            .as_str()
+            .is_some_and(|v| v.contains("resourceRequest:")),
+        "{:#}",
+        rec.data["status"]
+    );
+    Ok(out)
+}
+
+async fn scrape(addr: &str) -> Result<String> {
+    Ok(http_client()?
+        .get(format!("http://{addr}/metrics"))
+        .send()
+        .await?
+        .error_for_status()?
+        .text()
+        .await?)
+}
+
+fn gauge(text: &str, name: &str, must_contain: &[&str]) -> Option<f64> {
+    text.lines()
+        .filter(|l| l.starts_with(name) && must_contain.iter().all(|m| l.contains(m)))
+        .find_map(|l| l.rsplit(' ').next()?.parse().ok())
+}
+
+/// Deletes the cluster-scoped rule when the test ends, however it ends.
+struct RuleGuard {
+    kubectl: std::process::Command,
+}
+
+impl Drop for RuleGuard {
+    fn drop(&mut self) {
+        let _ = self
+            .kubectl
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn resource_recommendations_from_backfilled_history() -> Result<()> {
+    let cluster = Cluster::get()?;
+    let client = cluster.client().await?;
+    install_crds(cluster, &client).await?;
+    let ns = cluster.namespace("craned").await?;
+
+    // History ends a minute ago, so "now - 7 days" in craned's query lies inside it.
+    let now = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs() as i64;
+    let end_minute = now / MINUTE - 1;
+    let prometheus = HistoryPrometheus::start(&history(&ns.name, end_minute)).await?;
+
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns.name);
+    for w in workloads() {
+        let d: Deployment = serde_json::from_value(deployment(&ns.name, &w))?;
+        deployments.create(&PostParams::default(), &d).await?;
+    }
+
+    let dir = tempfile_dir()?;
+    let config_path = dir.join("recommendation-configuration.yaml");
+    std::fs::write(&config_path, config_file("0.15"))?;
+    let (metrics_port, health_port) = two_ports()?;
+    let metrics_addr = format!("127.0.0.1:{metrics_port}");
+    let craned_args = vec![
+        format!("--kubeconfig={}", cluster.kubeconfig()?.display()),
+        format!("--prometheus-address={}", prometheus.handle.url),
+        format!(
+            "--recommendation-configuration-file={}",
+            config_path.display()
+        ),
+        format!("--metrics-bind-address={metrics_addr}"),
+        format!("--health-probe-bind-address=127.0.0.1:{health_port}"),
+        "--leader-elect=true".to_string(),
+        format!("--pod-namespace={}", ns.name),
+        "--log-level=info,ferrocrane_craned=debug".to_string(),
+    ];
+    let readyz = format!("http://127.0.0.1:{health_port}/readyz");
+    let mut craned = ServiceProcess::start("craned", &craned_args)?;
+    craned.wait_ready(&readyz, Duration::from_secs(60)).await?;
+
+    let rule_name = format!("e2e-{}", ns.name);
+    let rules = rule_api(&client);
+    let rule: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "analysis.crane.io/v1alpha1",
+        "kind": "RecommendationRule",
+        "metadata": {"name": rule_name},
+        "spec": {
+            "runInterval": "24h",
+            "namespaceSelector": {"matchNames": [ns.name]},
+            "resourceSelectors": [{"kind": "Deployment", "apiVersion": "apps/v1"}],
+            "recommenders": [{"name": "Resource"}],
+        },
+    }))?;
+    rules.create(&PostParams::default(), &rule).await?;
+    let mut kubectl = cluster.kubectl()?;
+    kubectl.args([
+        "delete",
+        "recommendationrules.analysis.crane.io",
+        &rule_name,
+        "--wait=false",
+        "--ignore-not-found",
+    ]);
+    let _guard = RuleGuard { kubectl };
+
+    let recs = recommendation_api(&client, &ns.name);
+    for w in workloads() {
+        let rec = wait_until(
+            &format!("a Ready Resource recommendation for {}", w.name),
+            Duration::from_secs(90),
+            || {
+                let recs = recs.clone();
+                let alive = craned.ensure_running();
+                async move {
+                    alive?;
+                    ready_recommendation(&recs, w.name).await
+                }
+            },
+        )
+        .await
+        .with_context(|| format!("craned log:\n{}", craned.logs()))?;
+        let got = targets_of(&rec)?;
+        for (c, p, cpu_req, mem_req) in &w.containers {
+            let want = expected(p, end_minute, 0.15);
+            assert_eq!(
+                got.get(*c),
+                Some(&want),
+                "{}/{c}: {:#?}",
+                w.name,
+                rec.data["status"]
+            );
+            // currentInfo holds the Deployment's requests.
+            let current = rec.data["status"]["currentInfo"].as_str().unwrap_or("");
+            assert!(
+                current.contains(&format!("\"cpu\":\"{cpu_req}\""))
+                    && current.contains(&format!("\"memory\":\"{mem_req}\"")),
+                "{current}"
+            );
+        }
+        // Crane's labels and owner.
+        let labels = rec.metadata.labels.clone().unwrap_or_default();
+        assert_eq!(
+            labels["analysis.crane.io/recommendation-rule-name"],
+            rule_name
+        );
+        assert_eq!(
+            labels["analysis.crane.io/recommendation-target-kind"],
+            "Deployment"
+        );
+        assert_eq!(
+            labels["analysis.crane.io/recommendation-rule-recommender"],
+            "Resource"
+        );
+        assert_eq!(rec.data["spec"]["type"], "Resource");
+        let owners = rec.metadata.owner_references.clone().unwrap_or_default();
+        assert_eq!(owners[0].kind, "RecommendationRule");
+        // StatusAndAnnotation (the default) annotates the Deployment.
+        let d = deployments.get(w.name).await?;
+        let ann = d.metadata.annotations.unwrap_or_default();
+        assert!(
+            ann.get("analysis.crane.io/resource-recommendation")
+                .is_some_and(|a| a.contains("containers:")),
+            "{ann:?}"
+        );
+    }
+
+    // The gauges hold the same values.
+    let (web_cpu, web_mem) = expected(&workloads()[0].containers[0].1, end_minute, 0.15);
+    wait_until("web's resource gauges", Duration::from_secs(30), || {
+        let addr = metrics_addr.clone();
+        async move {
+            let text = scrape(&addr).await?;
+            let app = |r: &str| {
+                gauge(
+                    &text,
+                    "crane_analysis_resource_recommendation",
+                    &[
+                        "owner_name=\"web\"",
+                        "container=\"app\"",
+                        &format!("resource=\"{r}\""),
+                    ],
+                )
+            };
+            let ok = app("cpu") == Some(web_cpu as f64 / 1000.0)
+                && app("memory") == Some(web_mem as f64)
+                && text.contains("crane_analysis_recommendation_execution_total{")
+                && text.contains("crane_analysis_recommendations_status{");
+            if ok {
+                Ok(Some(()))
+            } else {
+                bail!("not yet:\n{text}")
+            }
+        }
+    })
+    .await?;
+
+    // The rule's status lists the run.
+    wait_until("the rule's status", Duration::from_secs(30), || {
+        let rules = rules.clone();
+        let name = rule_name.clone();
+        async move {
+            let r = rules.get(&name).await?;
+            let s = &r.data["status"];
+            let ok = s["runNumber"] == 1
+                && s["lastUpdateTime"].is_string()
+                && s["recommendations"].as_array().map(Vec::len) == Some(2);
+            if ok {
+                Ok(Some(()))
+            } else {
+                bail!("status: {s:#}")
+            }
+        }
+    })
+    .await?;
+
+    // Deleting a Deployment deletes its Recommendation and its gauges.
+    deployments.delete("db", &DeleteParams::default()).await?;
+    wait_until(
+        "db's Recommendation deleted",
+        Duration::from_secs(60),
+        || {
+            let recs = recs.clone();
+            async move {
+                let list = recs
+                    .list(
+                        &kube::api::ListParams::default()
+                            .labels("analysis.crane.io/recommendation-target-name=db"),
+                    )
+                    .await?;
+                Ok(list.items.is_empty().then_some(()))
+            }
+        },
+    )
+    .await
+    .with_context(|| format!("craned log:\n{}", craned.logs()))?;
+    wait_until("db's gauges gone", Duration::from_secs(30), || {
+        let addr = metrics_addr.clone();
+        async move {
+            let text = scrape(&addr).await?;
+            Ok((!text.contains("owner_name=\"db\"")).then_some(()))
+        }
+    })
+    .await?;
+    assert!(scrape(&metrics_addr).await?.contains("owner_name=\"web\""));
+
+    // A new configuration file is picked up without a restart: wait for the reload, then
+    // trigger a round; the margins change the targets.
+    std::fs::write(&config_path, config_file("0.5"))?;
+    wait_until("the configuration reload", Duration::from_secs(60), || {
+        let addr = metrics_addr.clone();
+        async move {
+            let text = scrape(&addr).await?;
+            Ok((gauge(
+                &text,
+                "craned_config_reloads_total",
+                &["result=\"success\""],
+            ) >= Some(1.0))
+            .then_some(()))
+        }
+    })
+    .await?;
+    rules
+        .patch(
+            &rule_name,
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"metadata": {"annotations": {"analysis.crane.io/run-once": "now"}}}),
+            ),
+        )
+        .await?;
+    let want = expected(&workloads()[0].containers[0].1, end_minute, 0.5);
+    wait_until(
+        "web's recommendation with the new margin",
+        Duration::from_secs(60),
+        || {
+            let recs = recs.clone();
+            async move {
+                let Some(rec) = ready_recommendation(&recs, "web").await? else {
+                    return Ok(None);
+                };
+                Ok((targets_of(&rec)?.get("app") == Some(&want)).then_some(()))
+            }
+        },
+    )
+    .await
+    .with_context(|| format!("craned log:\n{}", craned.logs()))?;
+    // The round is recorded and the trigger annotation removed once it is done.
+    wait_until(
+        "round 2 recorded, trigger removed",
+        Duration::from_secs(30),
+        || {
+            let rules = rules.clone();
+            let name = rule_name.clone();
+            async move {
+                let r = rules.get(&name).await?;
+                let triggered = r
+                    .metadata
+                    .annotations
+                    .unwrap_or_default()
+                    .contains_key("analysis.crane.io/run-once");
+                Ok((r.data["status"]["runNumber"] == 2 && !triggered).then_some(()))
+            }
+        },
+    )
+    .await?;
+
+    // An OOM kill: a pod of web (created by the controller manager's ReplicaSet) reports its
+    // app container OOMKilled. The recorder writes it to the oom-record ConfigMap, and the
+    // next round raises app's memory to max(request + 100Mi, request × 1.2).
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
+    let pod = wait_until("web's pods", Duration::from_secs(60), || {
+        let pods = pods.clone();
+        async move {
+            let list = pods
+                .list(&kube::api::ListParams::default().labels("app=web"))
+                .await?;
+            Ok(list.items.into_iter().next())
+        }
+    })
+    .await?;
+    let pod_name = pod.metadata.name.clone().context("pod name")?;
+    let oom_at = SystemTime::now() - Duration::from_secs(600);
+    let oom_at = k8s_openapi::jiff::Timestamp::from_second(
+        oom_at.duration_since(UNIX_EPOCH)?.as_secs() as i64,
+    )?
+    .to_string();
+    let mut status = running_status(&["app", "sidecar"], &oom_at);
+    status["containerStatuses"][0]["restartCount"] = json!(1);
+    status["containerStatuses"][0]["lastState"] = json!({"terminated": {
+        "reason": "OOMKilled", "exitCode": 137, "startedAt": oom_at, "finishedAt": oom_at,
+    }});
+    patch_pod_status(&pods, &pod_name, status).await?;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &ns.name);
+    wait_until("the oom-record ConfigMap", Duration::from_secs(60), || {
+        let cms = cms.clone();
+        let pod_name = pod_name.clone();
+        async move {
+            let Some(cm) = cms.get_opt("oom-record").await? else {
+                return Ok(None);
+            };
+            let data = cm
+                .data
+                .unwrap_or_default()
+                .remove("data")
+                .unwrap_or_default();
+            let records: Value = serde_json::from_str(&data)?;
+            Ok(records
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|r| r["Pod"] == pod_name && r["Container"] == "app" && r["Memory"] == "1Gi")
+                .then_some(()))
+        }
+    })
+    .await
+    .with_context(|| format!("craned log:\n{}", craned.logs()))?;
+    let gib: i64 = 1 << 30;
+    let bumped = (gib + 100 * (1 << 20)).max((gib as f64 * 1.2) as i64);
+    let (usage_cpu, usage_mem) = expected(&workloads()[0].containers[0].1, end_minute, 0.5);
+    assert!(
+        bumped > usage_mem,
+        "the test needs the bump above the usage estimate"
+    );
+    let trigger = |value: &'static str| {
+        let rules = rules.clone();
+        let name = rule_name.clone();
+        async move {
+            rules
+                .patch(
+                    &name,
+                    &PatchParams::default(),
+                    &Patch::Merge(
+                        json!({"metadata": {"annotations": {"analysis.crane.io/run-once": value}}}),
+                    ),
+                )
+                .await
+        }
+    };
+    // Re-runs the rule on demand and waits for a round newer than the last finished one.
+    let next_round = |value: &'static str, what: &'static str| {
+        let rules = rules.clone();
+        let name = rule_name.clone();
+        let trigger = &trigger;
+        async move {
+            let run_before = rules.get(&name).await?.data["status"]["runNumber"]
+                .as_i64()
+                .unwrap_or(0);
+            trigger(value).await?;
+            wait_until(what, Duration::from_secs(60), || {
+                let rules = rules.clone();
+                let name = name.clone();
+                async move {
+                    let r = rules.get(&name).await?;
+                    Ok((r.data["status"]["runNumber"].as_i64() > Some(run_before)).then_some(()))
+                }
+            })
+            .await
+        }
+    };
+    let wait_bumped = |what: &'static str| {
+        let recs = recs.clone();
+        async move {
+            wait_until(what, Duration::from_secs(60), || {
+                let recs = recs.clone();
+                async move {
+                    let Some(rec) = ready_recommendation(&recs, "web").await? else {
+                        return Ok(None);
+                    };
+                    Ok((targets_of(&rec)?.get("app") == Some(&(usage_cpu, bumped))).then_some(()))
+                }
+            })
+            .await
+        }
+    };
+    trigger("oom").await?;
+    wait_bumped("web's app memory bumped after the OOM kill")
+        .await
+        .with_context(|| format!("craned log:\n{}", craned.logs()))?;
+
+    // The record survives a restart of craned even when the pod is gone: it comes from the
+    // ConfigMap, not from the pod watch.
+    pods.delete(&pod_name, &DeleteParams::default()).await?;
+    drop(craned);
+    let mut craned = ServiceProcess::start("craned", &craned_args)?;
+    craned.wait_ready(&readyz, Duration::from_secs(60)).await?;
+    next_round("after-restart", "a round after the restart")
+        .await
+        .with_context(|| format!("craned log:\n{}", craned.logs()))?;
+    wait_bumped("web's app memory still bumped after a restart")
+        .await
+        .with_context(|| format!("craned log:\n{}", craned.logs()))?;
+
+    // Leader election: a second replica waits while the first holds the Lease, and takes over
+    // (the first releases it on SIGTERM) to run the next round.
+    let leases: Api<Lease> = Api::namespaced(client.clone(), &ns.name);
+    let holder = |l: &Lease| {
+        l.spec
+            .as_ref()
+            .and_then(|s| s.holder_identity.clone())
+            .unwrap_or_default()
+    };
+    let first_holder = holder(&leases.get("craned").await?);
+    assert!(!first_holder.is_empty());
+    let (m2, h2) = two_ports()?;
+    let mut standby_args = craned_args.clone();
+    standby_args[3] = format!("--metrics-bind-address=127.0.0.1:{m2}");
+    standby_args[4] = format!("--health-probe-bind-address=127.0.0.1:{h2}");
+    let mut standby = ServiceProcess::start("craned", &standby_args)?;
+    standby
+        .wait_ready(
+            &format!("http://127.0.0.1:{h2}/readyz"),
+            Duration::from_secs(60),
+        )
+        .await?;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(holder(&leases.get("craned").await?), first_holder);
+    assert!(
+        !standby.logs().contains("became leader"),
+        "{}",
+        standby.logs()
+    );
+    drop(craned);
+    let new_holder = wait_until(
+        "the standby takes the lease",
+        Duration::from_secs(30),
+        || {
+            let leases = leases.clone();
+            let first = first_holder.clone();
+            async move {
+                let h = holder(&leases.get("craned").await?);
+                Ok((!h.is_empty() && h != first).then_some(h))
+            }
+        },
+    )
+    .await
+    .with_context(|| format!("standby log:\n{}", standby.logs()))?;
+    assert!(standby.logs().contains("became leader"), "{new_holder}");
+    next_round("standby", "a round by the new leader")
+        .await
+        .with_context(|| format!("standby log:\n{}", standby.logs()))?;
+    // Prometheus goes away: the round still completes, the Recommendation keeps its value and
+    // says why it is not Ready, and craned keeps running.
+    drop(prometheus);
+    trigger("prometheus-down").await?;
+    wait_until(
+        "PrometheusUnavailable on web's recommendation",
+        Duration::from_secs(60),
+        || {
+            let recs = recs.clone();
+            async move {
+                let list = recs
+                    .list(
+                        &kube::api::ListParams::default()
+                            .labels("analysis.crane.io/recommendation-target-name=web"),
+                    )
+                    .await?;
+                Ok(list.items.into_iter().find(|r| {
+                    let s = &r.data["status"];
+                    s["conditions"][0]["status"] == "False"
+                        && s["conditions"][0]["reason"] == "PrometheusUnavailable"
+                        && s["recommendedValue"]
+                            .as_str()
+                            .is_some_and(|v| !v.is_empty())
+                }))
+            }
+        },
+    )
+    .await
+    .with_context(|| format!("standby log:\n{}", standby.logs()))?;
+    standby.ensure_running()?;
+    Ok(())
+}
+
+fn tempfile_dir() -> Result<std::path::PathBuf> {
+    let d = std::env::temp_dir().join(format!(
+        "ferrocrane-craned-e2e-{}-{}",
+        std::process::id(),
+        SystemTime::now().duration_since(UNIX_EPOCH)?.as_nanos()
+    ));
+    std::fs::create_dir_all(&d)?;
+    Ok(d)
+}
