@@ -5,8 +5,12 @@
 #
 #   hack/local-up.sh [DIR]      DIR defaults to .local/cluster in the repo (git-ignored)
 #
-# It also builds and starts the suite's services against it, each scraped by Prometheus
-# (FERROCRANE_LOCAL_SERVICES, default "ksm"; set it empty for a bare cluster, as tests do).
+# It also builds and starts the suite's services against it (FERROCRANE_LOCAL_SERVICES, default
+# "ksm adapter craned"; set it empty for a bare cluster, as tests do): ksm and craned scraped by
+# Prometheus, metrics-adapter with config/adapter/default-config.yaml behind its four APIServices.
+# craned comes with a demo: its CRDs, a Deployment whose 7 days of usage history are
+# backfilled into Prometheus before it starts, and the example RecommendationRule of
+# config/craned/, so a Recommendation appears within a minute.
 #
 # Writes DIR/env (shell KEY=value lines) describing how to reach everything, and
 # DIR/pids so hack/local-down.sh DIR stops exactly these processes.
@@ -48,8 +52,9 @@ free_port() {
 }
 ETCD_PORT=$(free_port); ETCD_PEER_PORT=$(free_port); APISERVER_PORT=$(free_port)
 KCM_PORT=$(free_port); PROMETHEUS_PORT=$(free_port)
-KSM_PORT=$(free_port); KSM_TELEMETRY_PORT=$(free_port)
-SERVICES="${FERROCRANE_LOCAL_SERVICES-ksm}"
+KSM_PORT=$(free_port); KSM_TELEMETRY_PORT=$(free_port); ADAPTER_PORT=$(free_port)
+CRANED_PORT=$(free_port); CRANED_HEALTH_PORT=$(free_port)
+SERVICES="${FERROCRANE_LOCAL_SERVICES-ksm adapter craned}"
 has_service() { [[ " $SERVICES " == *" $1 "* ]]; }
 
 # --- certificates (openssl): a cluster CA, a front-proxy CA, and a CA for aggregated API servers.
@@ -182,6 +187,39 @@ start kube-controller-manager "$FERROCRANE_BIN/kube-controller-manager" \
     --concurrent-horizontal-pod-autoscaler-syncs 5
 wait_for kube-controller-manager 60 curl -skf "https://127.0.0.1:$KCM_PORT/healthz"
 
+# craned's demo history: a week of cAdvisor-style series at 1m for the two pods of
+# craned-demo/demo-web (config/craned/demo-workload.yaml) -- busier from 09:00 to 18:00 UTC --
+# written as blocks into the data directory before Prometheus opens it (backfilling into a
+# running Prometheus only shows after its next block reload).
+craned_demo_history() { # file end-minute
+    awk -v end="$2" 'BEGIN {
+        first = end - 7 * 24 * 60 - 10
+        split("demo-web-5d8f7c9b6-x7k2p demo-web-5d8f7c9b6-q9z4m", pods, " ")
+        sel = "namespace=\"craned-demo\",container=\"web\",pod=\""
+        for (p = 1; p <= 2; p++) {
+            c = 0
+            for (m = first; m <= end; m++) {
+                h = int((m % 1440) / 60); busy = (h >= 9 && h < 18)
+                c += (busy ? 0.6 : 0.2) * 60
+                printf "container_cpu_usage_seconds_total{%s%s\"} %.1f %d\n", sel, pods[p], c, m * 60
+            }
+        }
+        for (p = 1; p <= 2; p++)
+            for (m = first; m <= end; m++) {
+                h = int((m % 1440) / 60); busy = (h >= 9 && h < 18)
+                printf "container_memory_working_set_bytes{%s%s\"} %d %d\n", sel, pods[p], (busy ? 600 : 350) * 1048576, m * 60
+            }
+        print "# EOF"
+    }' >"$1"
+}
+if has_service craned; then
+    log "backfilling 7 days of demo usage history for craned"
+    craned_demo_history "$DIR/prometheus/craned-demo.om" $(($(date +%s) / 60 - 1))
+    promtool tsdb create-blocks-from openmetrics "$DIR/prometheus/craned-demo.om" "$DIR/prometheus/data" \
+        >"$DIR/logs/promtool.log" 2>&1 || die "promtool backfill failed (see $DIR/logs/promtool.log)"
+    rm -f "$DIR/prometheus/craned-demo.om"
+fi
+
 log "starting prometheus on 127.0.0.1:$PROMETHEUS_PORT"
 PROMETHEUS_CONFIG="$DIR/prometheus/prometheus.yml"
 cat >"$PROMETHEUS_CONFIG" <<EOF
@@ -197,6 +235,7 @@ scrape_configs:
   - targets: ['127.0.0.1:$PROMETHEUS_PORT']
 # Tests add targets as JSON files here (no reload, no races on this file).
 $(has_service ksm && printf -- "- job_name: ksm\n  honor_labels: true\n  static_configs:\n  - targets: ['127.0.0.1:%s']\n- job_name: ksm-telemetry\n  static_configs:\n  - targets: ['127.0.0.1:%s']\n" "$KSM_PORT" "$KSM_TELEMETRY_PORT")
+$(has_service craned && printf -- "- job_name: craned\n  static_configs:\n  - targets: ['127.0.0.1:%s']\n" "$CRANED_PORT")
 - job_name: file-sd
   file_sd_configs:
   - files: ['$DIR/prometheus/targets/*.json']
@@ -221,6 +260,60 @@ if has_service ksm; then
     wait_for ksm 60 curl -sf "http://127.0.0.1:$KSM_TELEMETRY_PORT/readyz"
 fi
 
+if has_service adapter; then
+    log "building and starting metrics-adapter on https://127.0.0.1:$ADAPTER_PORT"
+    (cd "$FERROCRANE_ROOT" && cargo build --quiet --bin metrics-adapter)
+    # The serving cert is the one local-up.sh made for the aggregated APIs; the front-proxy CA
+    # and name are kube-apiserver's, so requests it proxies authenticate as their caller.
+    start metrics-adapter "$CARGO_TARGET_DIR/debug/metrics-adapter" --kubeconfig "$KUBECONFIG" \
+        --prometheus-url "$PROMETHEUS_URL" --config "$FERROCRANE_ROOT/config/adapter/default-config.yaml" \
+        --bind-address 127.0.0.1 --secure-port "$ADAPTER_PORT" \
+        --tls-cert-file "$PKI/aggregated-serving.crt" --tls-private-key-file "$PKI/aggregated-serving.key" \
+        --requestheader-client-ca-file "$PKI/front-proxy-ca.crt" --requestheader-allowed-names front-proxy-client \
+        --metrics-relist-interval 30s
+    wait_for metrics-adapter 60 curl -sf --cacert "$PKI/aggregated-ca.crt" "https://127.0.0.1:$ADAPTER_PORT/readyz"
+    # Aggregator routing is off, so an ExternalName Service for localhost makes kube-apiserver
+    # dial the adapter on loopback, verifying its cert as metrics-adapter.ferrocrane.svc.
+    CA_BUNDLE=$(base64 -w0 <"$PKI/aggregated-ca.crt")
+    {
+        printf 'apiVersion: v1\nkind: Namespace\nmetadata: {name: ferrocrane}\n---\n'
+        printf 'apiVersion: v1\nkind: Service\nmetadata: {name: metrics-adapter, namespace: ferrocrane}\n'
+        printf 'spec: {type: ExternalName, externalName: localhost, ports: [{port: %s, protocol: TCP}]}\n' "$ADAPTER_PORT"
+        for gv in v1beta1/metrics.k8s.io v1beta1/custom.metrics.k8s.io v1beta2/custom.metrics.k8s.io v1beta1/external.metrics.k8s.io; do
+            printf -- '---\napiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {name: %s.%s}\n' "${gv%%/*}" "${gv#*/}"
+            printf 'spec: {group: %s, version: %s, groupPriorityMinimum: 100, versionPriority: 100, caBundle: %s,\n' "${gv#*/}" "${gv%%/*}" "$CA_BUNDLE"
+            printf '  service: {namespace: ferrocrane, name: metrics-adapter, port: %s}}\n' "$ADAPTER_PORT"
+        done
+    } | kubectl apply -f - >/dev/null
+    wait_for metrics-adapter 90 kubectl get --raw /apis/custom.metrics.k8s.io/v1beta1
+fi
+
+if has_service craned; then
+    log "installing craned's CRDs and the demo workload"
+    kubectl apply --server-side -f "$FERROCRANE_ROOT/deploy/crds" >/dev/null
+    kubectl wait --for condition=established --timeout=30s \
+        crd/recommendations.analysis.crane.io crd/recommendationrules.analysis.crane.io >/dev/null
+    kubectl apply -f "$FERROCRANE_ROOT/config/craned/demo-workload.yaml" >/dev/null
+    log "building and starting craned on 127.0.0.1:$CRANED_PORT"
+    (cd "$FERROCRANE_ROOT" && cargo build --quiet --bin craned)
+    start craned "$CARGO_TARGET_DIR/debug/craned" --kubeconfig "$KUBECONFIG" \
+        --prometheus-address "$PROMETHEUS_URL" \
+        --recommendation-configuration-file "$FERROCRANE_ROOT/config/craned/recommendation-configuration.yaml" \
+        --metrics-bind-address "127.0.0.1:$CRANED_PORT" --health-probe-bind-address "127.0.0.1:$CRANED_HEALTH_PORT" \
+        --leader-elect=false --pod-namespace craned-demo
+    wait_for craned 60 curl -sf "http://127.0.0.1:$CRANED_HEALTH_PORT/readyz"
+    # No kubelet runs the demo pods: mark them Ready (for an hour already), as the Replicas
+    # recommender only considers workloads with available pods.
+    wait_for kube-controller-manager 60 bash -c \
+        '[[ $(kubectl -n craned-demo get pods -l app=demo-web -o name | wc -l) -ge 2 ]]'
+    ready_since=$(date -u -d '-1 hour' +%Y-%m-%dT%H:%M:%SZ)
+    for pod in $(kubectl -n craned-demo get pods -l app=demo-web -o name); do
+        kubectl -n craned-demo patch "$pod" --subresource=status --type=merge -p \
+            "{\"status\":{\"phase\":\"Running\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"lastTransitionTime\":\"$ready_since\"}]}}" >/dev/null
+    done
+    kubectl apply -f "$FERROCRANE_ROOT/config/craned/recommendationrule.yaml" >/dev/null
+fi
+
 cat >"$DIR/env" <<EOF
 KUBECONFIG=$DIR/kubeconfig/admin.kubeconfig
 APISERVER_URL=$APISERVER_URL
@@ -239,6 +332,8 @@ AGGREGATED_SERVING_KEY=$PKI/aggregated-serving.key
 FERROCRANE_BIN=$FERROCRANE_BIN
 LOGS=$DIR/logs
 $(has_service ksm && echo "KSM_URL=http://127.0.0.1:$KSM_PORT")
+$(has_service adapter && echo "ADAPTER_URL=https://127.0.0.1:$ADAPTER_PORT")
+$(has_service craned && echo "CRANED_URL=http://127.0.0.1:$CRANED_PORT")
 EOF
 
 cat <<EOF
@@ -246,6 +341,8 @@ ferrocrane local cluster is up (state in $DIR):
   kube-apiserver   $APISERVER_URL
   prometheus       $PROMETHEUS_URL
 $(has_service ksm && echo "  ksm              http://127.0.0.1:$KSM_PORT/metrics (scraped as job=\"ksm\")")
+$(has_service adapter && echo "  metrics-adapter  https://127.0.0.1:$ADAPTER_PORT (APIServices custom/external/metrics; kubectl get --raw /apis/custom.metrics.k8s.io/v1beta1)")
+$(has_service craned && echo "  craned           http://127.0.0.1:$CRANED_PORT/metrics (scraped as job=\"craned\")")
   logs             $DIR/logs/
 
 Use it:
@@ -253,6 +350,7 @@ Use it:
   kubectl get --raw /readyz
   curl -s "\$PROMETHEUS_URL/api/v1/query?query=up"
   curl -s "\$PROMETHEUS_URL/api/v1/query?query=kube_deployment_spec_replicas"
+$(has_service craned && echo "  kubectl get recommendations -n craned-demo        # the demo's Recommendations")
 
 Stop it:
   hack/local-down.sh $DIR

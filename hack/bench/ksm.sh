@@ -24,6 +24,7 @@
 #   KSM_BIN                    our binary; unset: cargo build --release -p ferrocrane-ksm in
 #   KSM_SRC                    this checkout (default), then $CARGO_TARGET_DIR/release/ksm
 #   GO_KSM_BIN                 default $FERROCRANE_CACHE/bin/kube-state-metrics (hack/bench/setup.sh)
+#   KSM_BIN_<name>             the binary of any other exporter named in BENCH_EXPORTERS
 #
 # Everything it starts (the cluster, the exporters) is stopped on exit, whatever happens.
 set -euo pipefail
@@ -53,7 +54,7 @@ HZ="$(getconf CLK_TCK)"
 # --- binaries
 GO_KSM_BIN="${GO_KSM_BIN:-$FERROCRANE_BIN/kube-state-metrics}"
 if [[ " $EXPORTERS " == *" go "* && -z ${BENCH_SKIP_BUILD:-} ]]; then
-    "$BENCH/setup.sh"
+    "$BENCH/setup.sh" kube-state-metrics
 fi
 if [[ " $EXPORTERS " == *" ours "* && -z ${KSM_BIN:-} ]]; then
     KSM_SRC="${KSM_SRC:-$FERROCRANE_ROOT}"
@@ -62,7 +63,15 @@ if [[ " $EXPORTERS " == *" ours "* && -z ${KSM_BIN:-} ]]; then
     KSM_BUILT_FROM="$KSM_SRC at $(git -C "$KSM_SRC" log -1 --format='%h (%s)' 2>/dev/null)"
     KSM_BIN="$CARGO_TARGET_DIR/release/ksm"
 fi
-bin_of() { case $1 in go) echo "$GO_KSM_BIN" ;; ours) echo "$KSM_BIN" ;; esac; }
+# Any other exporter name N (e.g. ours-main, another build of ours to compare before/after)
+# runs the binary in $KSM_BIN_N (dashes as underscores), with the same flags as ours.
+bin_of() {
+    case $1 in
+        go) echo "$GO_KSM_BIN" ;;
+        ours) echo "$KSM_BIN" ;;
+        *) local v="KSM_BIN_${1//-/_}"; echo "${!v:-}" ;;
+    esac
+}
 for e in $EXPORTERS; do
     [[ -x "$(bin_of "$e")" ]] || die "exporter '$e': $(bin_of "$e") is not an executable"
 done
@@ -84,7 +93,9 @@ trap 'exit 130' INT TERM
 
 # --- cluster and objects
 log "starting the local control plane in $DIR"
-"$FERROCRANE_ROOT/hack/local-up.sh" "$DIR" >"$DIR/local-up.out"
+# A bare cluster: local-up.sh would otherwise build and start a ksm of its own, which would
+# compete with the exporters measured here.
+FERROCRANE_LOCAL_SERVICES="" "$FERROCRANE_ROOT/hack/local-up.sh" "$DIR" >"$DIR/local-up.out"
 set -a; source "$DIR/env"; set +a
 
 log "creating $PODS pods, $DEPLOYMENTS deployments, $REPLICASETS replicasets, $SERVICES services, $CONFIGMAPS configmaps"
@@ -179,7 +190,10 @@ run_one() { # exporter round
         if curl -s --max-time 120 -o "$out.scrape" "http://127.0.0.1:$port/metrics" && complete "$out.scrape"; then
             break
         fi
-        ((SECONDS < deadline)) || die "$e: no complete scrape within 600s"
+        if ((SECONDS >= deadline)); then
+            kill -KILL "$pid" 2>/dev/null || true
+            die "$e: no complete scrape within 600s"
+        fi
         sleep 0.2
     done
     t1=$(date +%s.%N)
@@ -234,10 +248,15 @@ EOF
 read -r -a order <<<"$EXPORTERS"
 for ((r = 1; r <= ROUNDS; r++)); do
     # Alternate which exporter goes first, so neither always meets a warmer (or busier) cluster.
+    # A failing exporter loses its round, not the whole run (in a subshell, die ends only it).
     if ((r % 2 == 0)); then
-        for ((i = ${#order[@]} - 1; i >= 0; i--)); do run_one "${order[$i]}" "$r"; done
+        for ((i = ${#order[@]} - 1; i >= 0; i--)); do
+            (run_one "${order[$i]}" "$r") || log "warning: ${order[$i]} round $r failed; its figures are left out"
+        done
     else
-        for e in "${order[@]}"; do run_one "$e" "$r"; done
+        for e in "${order[@]}"; do
+            (run_one "$e" "$r") || log "warning: $e round $r failed; its figures are left out"
+        done
     fi
 done
 
@@ -251,6 +270,9 @@ NOTES="$DIR/notes.md"
     exporters=""
     [[ " $EXPORTERS " == *" go "* ]] && exporters+="Go: \`$GO_KSM_BIN\` ($("$GO_KSM_BIN" version 2>&1 | head -1)); "
     [[ " $EXPORTERS " == *" ours "* ]] && exporters+="ksm: \`$KSM_BIN\`${KSM_BUILT_FROM:+ built from $KSM_BUILT_FROM}; "
+    for e in $EXPORTERS; do
+        [[ $e == go || $e == ours ]] || exporters+="$e: \`$(bin_of "$e")\`; "
+    done
     echo "- Exporters: ${exporters}each started fresh per round with \`--kubeconfig --host=127.0.0.1 --port --telemetry-host=127.0.0.1 --telemetry-port --resources=$RESOURCES --enable-gzip-encoding\`."
     echo "- Scraping: $SCRAPERS concurrent curl scrapers on keep-alive connections × $SCRAPES scrapes each, plain then \`Accept-Encoding: gzip\` (body left compressed); latency is curl's time_total; CPU per scrape is the exporter's utime+stime over the phase divided by its $((SCRAPERS * SCRAPES)) scrapes; peak RSS is VmHWM at the end of the round (start-up included)."
 } >"$NOTES"

@@ -2,6 +2,7 @@
 """Creates the benchmark's objects in the cluster that KUBECONFIG points at, fast.
 
     objects.py --pods N --deployments N --replicasets N --services N --configmaps N [--namespaces N]
+               [--nodes N] [--running]
 
 Python 3 standard library only: one keep-alive TLS connection per worker thread, POSTing
 objects that look like a real cluster's (labels, annotations, two containers with resources,
@@ -19,6 +20,10 @@ The pod count stays exact: no object is owned by a controller that would make or
   - Services: the local service CIDR is a /24, so only the first 100 get a cluster IP; the rest
     are headless.
 Re-running is harmless: objects that already exist (409) count as created.
+
+For hack/bench/adapter.sh: --nodes N creates Node objects (bench-node-NN; no kubelet runs them),
+and --running writes every pod's status as Running with its containers running, through the
+status subresource, as a kubelet would (metrics.k8s.io answers for running pods only).
 """
 
 import argparse
@@ -183,18 +188,44 @@ def configmap(i, namespaces):
     }
 
 
+def node(i, _namespaces):
+    return None, "/api/v1/nodes", {
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": "bench-node-%02d" % i,
+                     "labels": {"kubernetes.io/os": "linux", "kubernetes.io/hostname": "bench-node-%02d" % i,
+                                "node.kubernetes.io/instance-type": "bench.large"}},
+        "status": {"capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+                   "allocatable": {"cpu": "7800m", "memory": "30Gi", "pods": "110"}},
+    }
+
+
+def running_status(pod_obj, now):
+    """The status a kubelet writes for a started pod (a merge patch body)."""
+    containers = pod_obj["spec"]["containers"]
+    return {"status": {
+        "phase": "Running",
+        "startTime": now,
+        "podIP": "10.244.0.1",
+        "conditions": [{"type": t, "status": "True", "lastTransitionTime": now}
+                       for t in ("Initialized", "Ready", "ContainersReady", "PodScheduled")],
+        "containerStatuses": [{"name": c["name"], "image": c["image"], "imageID": "", "ready": True,
+                               "restartCount": 0, "started": True,
+                               "state": {"running": {"startedAt": now}}} for c in containers],
+    }}
+
+
 class Client:
     def __init__(self, host, port, ctx):
         self.host, self.port, self.ctx = host, port, ctx
         self.conn = None
 
-    def request(self, method, path, body=None):
+    def request(self, method, path, body=None, content_type="application/json"):
         for attempt in range(20):
             try:
                 if self.conn is None:
                     self.conn = http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=60)
                 data = json.dumps(body).encode() if body is not None else None
-                self.conn.request(method, path, body=data, headers={"Content-Type": "application/json",
+                self.conn.request(method, path, body=data, headers={"Content-Type": content_type,
                                                                       "Accept": "application/json"})
                 resp = self.conn.getresponse()
                 payload = resp.read()
@@ -214,6 +245,8 @@ def main():
         ap.add_argument("--" + kind, type=int, default=0)
     ap.add_argument("--namespaces", type=int, default=20)
     ap.add_argument("--workers", type=int, default=8)
+    ap.add_argument("--nodes", type=int, default=0)
+    ap.add_argument("--running", action="store_true", help="write every created pod's status as Running")
     args = ap.parse_args()
     host, port, ctx = kubeconfig()
     main_client = Client(host, port, ctx)
@@ -235,7 +268,7 @@ def main():
             time.sleep(0.2)
 
     work = queue.Queue()
-    makers = [(configmap, args.configmaps), (service, args.services), (replicaset, args.replicasets),
+    makers = [(node, args.nodes), (configmap, args.configmaps), (service, args.services), (replicaset, args.replicasets),
               (deployment, args.deployments), (pod, args.pods)]
     for make, count in makers:
         for i in range(count):
@@ -253,13 +286,21 @@ def main():
             except queue.Empty:
                 return
             ns, path, obj = make(i, args.namespaces)
+            if ns is not None:
+                path = path % ns
             try:
-                status, payload = client.request("POST", path % ns, obj)
+                status, payload = client.request("POST", path, obj)
+                if status in (201, 409) and make is pod and args.running:
+                    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+                    status, payload = client.request(
+                        "PATCH", "%s/%s/status" % (path, obj["metadata"]["name"]), running_status(obj, now),
+                        content_type="application/merge-patch+json")
+                    status = 201 if status == 200 else status
             except RuntimeError as e:
                 status, payload = 0, str(e).encode()
             with lock:
                 if status not in (201, 409):
-                    errors.append("%s %s/%s: HTTP %d %s" % (obj["kind"], ns, obj["metadata"]["name"], status,
+                    errors.append("%s %s/%s: HTTP %d %s" % (obj["kind"], ns or "", obj["metadata"]["name"], status,
                                                              payload[:300].decode(errors="replace")))
                 done[0] += 1
                 if done[0] % 2000 == 0:

@@ -83,10 +83,15 @@ def med(runs, key):
 def table(d):
     runs = load_results(d)
     go, ours = runs.get("go", []), runs.get("ours", [])
-    out = []
-    out.append("| | kube-state-metrics v2.20.0 (Go) | ferrocrane ksm | ksm / Go | target |")
-    out.append("|---|---:|---:|---:|---|")
-    verdicts = []
+    # Other exporters (e.g. "ours-main": another build of ours, for a before/after) get a
+    # value and a ratio column each, after the target column.
+    extra = sorted(k for k in runs if k not in ("go", "ours"))
+    head = "| | kube-state-metrics v2.20.0 (Go) | ferrocrane ksm | ksm / Go | target |"
+    rule = "|---|---:|---:|---:|---|"
+    for e in extra:
+        head += " %s | %s / Go |" % (e, e)
+        rule += "---:|---:|"
+    out = [head, rule]
     for key, label, fmt, target in ROWS:
         g, o = med(go, key), med(ours, key)
         gs = fmt % g if g is not None else "—"
@@ -96,25 +101,29 @@ def table(d):
         if target is not None:
             tgt = "≤ %s" % ("1/3" if target < 0.4 else "1/2")
             if g and o is not None:
-                ok = o / g <= target
-                tgt += " " + ("met" if ok else "**missed**")
-                verdicts.append(ok)
-        out.append("| %s | %s | %s | %s | %s |" % (label, gs, os_, ratio, tgt))
-    n = "rounds: Go %d, ksm %d (medians over rounds; p50/p99 are per round, over all scrapers' scrapes)" % (
-        len(go), len(ours))
+                tgt += " " + ("met" if o / g <= target else "**missed**")
+        line = "| %s | %s | %s | %s | %s |" % (label, gs, os_, ratio, tgt)
+        for e in extra:
+            x = med(runs[e], key)
+            line += " %s | %s |" % (fmt % x if x is not None else "—", "%.2f" % (x / g) if g and x is not None else "—")
+        out.append(line)
+    n = "rounds: " + ", ".join("%s %d" % (k, len(v)) for k, v in sorted(runs.items())) + \
+        " (medians over rounds; p50/p99 are per round, over all scrapers' scrapes)"
     return "\n".join(out), n, runs
 
 
-def write_docs(path, block):
+def write_docs(path, block, section=SECTION, begin=BEGIN, end=END):
+    """Puts block between the begin/end markers of FILE, or under section's heading (made at
+    the end of the file when missing); the rest of the file is left as it is."""
     text = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
-    generated = BEGIN + "\n" + block.rstrip("\n") + "\n" + END
-    if BEGIN in text and END in text:
-        text = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: generated, text, flags=re.S)
-    elif SECTION in text:
+    generated = begin + "\n" + block.rstrip("\n") + "\n" + end
+    if begin in text and end in text:
+        text = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _: generated, text, flags=re.S)
+    elif section in text:
         # The section exists without markers: put the block right under its heading.
-        text = text.replace(SECTION + "\n", SECTION + "\n\n" + generated + "\n", 1)
+        text = text.replace(section + "\n", section + "\n\n" + generated + "\n", 1)
     else:
-        text = text.rstrip("\n") + "\n\n" + SECTION + "\n\n" + generated + "\n"
+        text = text.rstrip("\n") + "\n\n" + section + "\n\n" + generated + "\n"
     with open(path, "w") as f:
         f.write(text)
 

@@ -1,36 +1,72 @@
 #!/usr/bin/env bash
-# Builds the Go kube-state-metrics pinned in hack/tools/kube-state-metrics/go.mod into
-# $FERROCRANE_CACHE/bin/kube-state-metrics, for hack/bench/ksm.sh. Idempotent: the binary is
-# stamped with what it was built from (the pinned module and this recipe), like hack/setup.sh
-# does, and rebuilt only when either changes. Not part of hack/setup.sh or hack/test.sh.
+# Builds the Go originals the side-by-side benchmarks measure ferrocrane against, into
+# $FERROCRANE_CACHE/bin:
+#   kube-state-metrics   k8s.io/kube-state-metrics/v2 v2.20.0, pinned in hack/tools/kube-state-metrics
+#                        (for hack/bench/ksm.sh)
+#   prometheus-adapter   sigs.k8s.io/prometheus-adapter v0.12.0 (cmd/adapter), pinned in
+#                        hack/tools/prometheus-adapter (for hack/bench/adapter.sh)
+#
+#   hack/bench/setup.sh [kube-state-metrics|prometheus-adapter]...     (default: both)
+#
+# Idempotent: each binary is stamped with what it was built from (its pinned module and this
+# recipe), like hack/setup.sh does, and rebuilt only when either changes. Not part of
+# hack/setup.sh or hack/test.sh.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 KSM_GO_VERSION="v2.20.0"
-KSM_TOOLS="$FERROCRANE_ROOT/hack/tools/kube-state-metrics"
+ADAPTER_GO_VERSION="v0.12.0"
 
-build_kube_state_metrics() {
-    cd "$KSM_TOOLS"
-    go build -trimpath \
-        -ldflags "-s -w -X github.com/prometheus/common/version.Version=$KSM_GO_VERSION -X github.com/prometheus/common/version.Branch=release-${KSM_GO_VERSION%.*} -X github.com/prometheus/common/version.BuildDate=$(date -u +%Y%m%d-%H:%M:%S)" \
-        -o "$FERROCRANE_BIN/kube-state-metrics" k8s.io/kube-state-metrics/v2
+# name -> module folder, main package, pinned version, extra -ldflags
+tool_dir() { echo "$FERROCRANE_ROOT/hack/tools/$1"; }
+tool_pkg() {
+    case $1 in
+        kube-state-metrics) echo "k8s.io/kube-state-metrics/v2" ;;
+        prometheus-adapter) echo "sigs.k8s.io/prometheus-adapter/cmd/adapter" ;;
+    esac
+}
+tool_module() {
+    case $1 in
+        kube-state-metrics) echo "k8s.io/kube-state-metrics/v2 $KSM_GO_VERSION" ;;
+        prometheus-adapter) echo "sigs.k8s.io/prometheus-adapter $ADAPTER_GO_VERSION" ;;
+    esac
+}
+tool_ldflags() {
+    case $1 in
+        # kube-state-metrics prints these in `version` and its build_info metric.
+        kube-state-metrics) echo "-X github.com/prometheus/common/version.Version=$KSM_GO_VERSION -X github.com/prometheus/common/version.Branch=release-${KSM_GO_VERSION%.*}" ;;
+        prometheus-adapter) echo "" ;;
+    esac
 }
 
-ksm_stamp() {
-    { cat "$KSM_TOOLS/go.mod" "$KSM_TOOLS/go.sum"; declare -f build_kube_state_metrics; echo "$KSM_GO_VERSION"; } \
+build_tool() { # name
+    cd "$(tool_dir "$1")"
+    go build -trimpath -ldflags "-s -w $(tool_ldflags "$1")" -o "$FERROCRANE_BIN/$1" "$(tool_pkg "$1")"
+}
+
+tool_stamp() { # name
+    { cat "$(tool_dir "$1")/go.mod" "$(tool_dir "$1")/go.sum"; declare -f build_tool tool_pkg tool_ldflags; tool_module "$1"; } \
         | sha256sum | cut -d' ' -f1
 }
 
-stamp_file="$FERROCRANE_BIN/.stamp-kube-state-metrics"
-want="$(ksm_stamp)"
-if [[ -f $stamp_file && "$(cat "$stamp_file")" == "$want" && -x $FERROCRANE_BIN/kube-state-metrics ]]; then
-    exit 0
-fi
-command -v go >/dev/null || die "go is required to build kube-state-metrics (hack/tools/kube-state-metrics); install Go 1.26+"
-grep -q "k8s.io/kube-state-metrics/v2 $KSM_GO_VERSION" "$KSM_TOOLS/go.mod" \
-    || die "$KSM_TOOLS/go.mod does not pin k8s.io/kube-state-metrics/v2 $KSM_GO_VERSION"
-mkdir -p "$FERROCRANE_BIN"
-log "building kube-state-metrics $KSM_GO_VERSION (Go) into $FERROCRANE_BIN"
-build_kube_state_metrics
-echo "$want" >"$stamp_file"
-"$FERROCRANE_BIN/kube-state-metrics" version 2>&1 | head -1 >&2
+ensure_tool() { # name
+    local name=$1 stamp_file="$FERROCRANE_BIN/.stamp-$1" want
+    want="$(tool_stamp "$name")"
+    if [[ -f $stamp_file && "$(cat "$stamp_file")" == "$want" && -x $FERROCRANE_BIN/$name ]]; then
+        return
+    fi
+    command -v go >/dev/null || die "go is required to build $name (hack/tools/$name); install Go 1.26+"
+    grep -q "$(tool_module "$name")" "$(tool_dir "$name")/go.mod" \
+        || die "$(tool_dir "$name")/go.mod does not pin $(tool_module "$name")"
+    mkdir -p "$FERROCRANE_BIN"
+    log "building $name ($(tool_module "$name"), Go) into $FERROCRANE_BIN"
+    (build_tool "$name")
+    echo "$want" >"$stamp_file"
+}
+
+tools=("$@")
+((${#tools[@]})) || tools=(kube-state-metrics prometheus-adapter)
+for t in "${tools[@]}"; do
+    [[ -n "$(tool_pkg "$t")" ]] || die "unknown tool '$t' (kube-state-metrics or prometheus-adapter)"
+    ensure_tool "$t"
+done
