@@ -105,6 +105,22 @@ pub fn resolve(
     Ok((ar, m.namespaced, m.has_scale))
 }
 
+/// Objects per LIST call: a rule over thousands of workloads is read in pages, so neither the
+/// API server nor craned holds one response body of every object at once.
+const LIST_PAGE_SIZE: u32 = 500;
+
+/// Drops what no recommender reads but a round would otherwise hold for every target: the
+/// managedFields and kubectl's copy of the whole last applied object.
+fn trimmed(mut obj: DynamicObject) -> DynamicObject {
+    obj.metadata.managed_fields = None;
+    if let Some(annotations) = obj.metadata.annotations.as_mut() {
+        annotations.remove(LAST_APPLIED_ANNOTATION);
+    }
+    obj
+}
+
+const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
 /// Lists every target of a rule, deduplicated by (kind, apiVersion, namespace, name), sorted.
 pub async fn select(
     client: &Client,
@@ -142,37 +158,46 @@ pub async fn select(
                 .collect()
         };
         for api in apis {
-            let list = api.list(&lp).await.map_err(|source| SelectError::List {
-                what: format!("{} ({})", ar.plural, ar.api_version),
-                source,
-            })?;
-            for obj in list.items {
-                if obj.metadata.deletion_timestamp.is_some() {
-                    continue;
+            let mut page = lp.clone().limit(LIST_PAGE_SIZE);
+            loop {
+                let list = api.list(&page).await.map_err(|source| SelectError::List {
+                    what: format!("{} ({})", ar.plural, ar.api_version),
+                    source,
+                })?;
+                let next = list.metadata.continue_.clone().filter(|c| !c.is_empty());
+                for obj in list.items {
+                    if obj.metadata.deletion_timestamp.is_some() {
+                        continue;
+                    }
+                    let obj = trimmed(obj);
+                    let namespace = obj.namespace().unwrap_or_default();
+                    let name = obj.name_any();
+                    let api_version = if sel.api_version.is_empty() {
+                        ar.api_version.clone()
+                    } else {
+                        sel.api_version.clone()
+                    };
+                    out.entry((
+                        sel.kind.clone(),
+                        api_version.clone(),
+                        namespace.clone(),
+                        name.clone(),
+                    ))
+                    .or_insert_with(|| Target {
+                        kind: sel.kind.clone(),
+                        api_version,
+                        namespace,
+                        name,
+                        resource: ar.clone(),
+                        namespaced,
+                        has_scale,
+                        object: obj,
+                    });
                 }
-                let namespace = obj.namespace().unwrap_or_default();
-                let name = obj.name_any();
-                let api_version = if sel.api_version.is_empty() {
-                    ar.api_version.clone()
-                } else {
-                    sel.api_version.clone()
-                };
-                out.entry((
-                    sel.kind.clone(),
-                    api_version.clone(),
-                    namespace.clone(),
-                    name.clone(),
-                ))
-                .or_insert_with(|| Target {
-                    kind: sel.kind.clone(),
-                    api_version,
-                    namespace,
-                    name,
-                    resource: ar.clone(),
-                    namespaced,
-                    has_scale,
-                    object: obj,
-                });
+                match next {
+                    Some(token) => page = lp.clone().limit(LIST_PAGE_SIZE).continue_token(&token),
+                    None => break,
+                }
             }
         }
     }
@@ -230,6 +255,30 @@ mod tests {
             resolve(&m, 1, &sel("", "v1")),
             Err(SelectError::EmptyKind { index: 1 })
         ));
+    }
+
+    #[test]
+    fn trimming_keeps_what_recommenders_read() {
+        let obj: DynamicObject = serde_json::from_value(serde_json::json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {
+                "name": "web", "namespace": "shop", "labels": {"app": "web"},
+                "annotations": {
+                    "team": "a",
+                    "kubectl.kubernetes.io/last-applied-configuration": "{\"big\": true}"
+                },
+                "managedFields": [{"manager": "kubectl", "operation": "Apply"}]
+            },
+            "spec": {"replicas": 3}
+        }))
+        .unwrap();
+        let t = trimmed(obj);
+        assert!(t.metadata.managed_fields.is_none());
+        let annotations = t.metadata.annotations.unwrap();
+        assert_eq!(annotations.len(), 1);
+        assert_eq!(annotations["team"], "a");
+        assert_eq!(t.data["spec"]["replicas"], 3);
+        assert_eq!(t.metadata.labels.unwrap()["app"], "web");
     }
 
     #[test]
