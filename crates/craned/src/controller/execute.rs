@@ -19,7 +19,7 @@ use tokio::sync::OnceCell;
 use super::status::RunError;
 use super::targets::Target;
 use crate::crd::recommenders;
-use crate::datasource::{History, WorkloadHistory};
+use crate::datasource::{History, NetDirection, NodeUtilization, WorkloadHistory, pods_net_query};
 use crate::prediction::Sample;
 use crate::recommender::resource::{
     ContainerInput, OomRecord, ResourceConfig, ResourceRecommender,
@@ -28,6 +28,11 @@ use crate::recommender::{Config, Proposal, hpa, idlenode, replicas, service, vol
 
 /// OOM kills of a target's containers (from the OOM recorder, matched by owner references).
 pub type OomSource = Arc<dyn Fn(&Target) -> Vec<OomRecord> + Send + Sync>;
+
+/// The IdleNode and Service recommenders read 7 days at 1 minute, whatever the Resource
+/// recommender's window (Crane hard-codes it for both).
+const FIXED_HISTORY: Duration = Duration::from_secs(7 * 24 * 3600);
+const FIXED_STEP: Duration = Duration::from_secs(60);
 
 /// A container of the pod template with its requests.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -173,6 +178,14 @@ impl TargetRun<'_> {
             })
             .await
             .cloned()
+    }
+
+    /// One series over Crane's fixed window for nodes and Services: 7 days at 1 minute.
+    async fn fixed_window_series(&self, promql: &str) -> Result<Vec<Sample>, RunError> {
+        self.history
+            .series(promql, self.now, FIXED_HISTORY, FIXED_STEP)
+            .await
+            .map_err(|e| RunError::DataSource(e.to_string()))
     }
 
     fn data(&self) -> &Value {
@@ -385,11 +398,30 @@ impl TargetRun<'_> {
             .map(|o| o.iter().map(String::as_str).collect())
             .collect();
         let owner_slices: Vec<&[&str]> = owner_refs.iter().map(Vec::as_slice).collect();
-        // Utilization thresholds need node series craned does not query yet: with one set,
-        // the recommender reports insufficient data rather than guessing.
+        // Only the checks with a threshold are queried, as Crane does.
+        let node = &self.target.name;
+        let checked = |threshold: f64, what: NodeUtilization| async move {
+            if threshold > 0.0 {
+                self.fixed_window_series(&what.query(node)).await
+            } else {
+                Ok(Vec::new())
+            }
+        };
+        let (cpu_usage, memory_usage, cpu_request, memory_request) = tokio::try_join!(
+            checked(cfg.cpu_usage_utilization, NodeUtilization::CpuUsage),
+            checked(cfg.memory_usage_utilization, NodeUtilization::MemoryUsage),
+            checked(cfg.cpu_request_utilization, NodeUtilization::CpuRequest),
+            checked(
+                cfg.memory_request_utilization,
+                NodeUtilization::MemoryRequest
+            ),
+        )?;
         let input = idlenode::IdleNodeInput {
             pod_owner_kinds: &owner_slices,
-            ..Default::default()
+            cpu_usage_utilization: &cpu_usage,
+            memory_usage_utilization: &memory_usage,
+            cpu_request_utilization: &cpu_request,
+            memory_request_utilization: &memory_request,
         };
         Ok(Output {
             proposal: idlenode::recommend(&cfg, &self.target.name, &input)?,
@@ -418,8 +450,8 @@ impl TargetRun<'_> {
             .flat_map(|s| s.endpoints.iter().flatten())
             .map(|e| e.addresses.len())
             .sum();
-        let pods = match spec.selector.filter(|s| !s.is_empty()) {
-            None => 0,
+        let pods: Vec<String> = match spec.selector.filter(|s| !s.is_empty()) {
+            None => Vec::new(),
             Some(sel) => {
                 let label = sel
                     .iter()
@@ -427,19 +459,43 @@ impl TargetRun<'_> {
                     .collect::<Vec<_>>()
                     .join(",");
                 let api: Api<Pod> = Api::namespaced(self.client.clone(), &self.target.namespace);
-                api.list(&ListParams::default().labels(&label))
+                api.list_metadata(&ListParams::default().labels(&label))
                     .await
                     .map_err(|e| RunError::Target(format!("listing pods: {e}")))?
                     .items
-                    .len()
+                    .into_iter()
+                    .filter_map(|p| p.metadata.name)
+                    .collect()
             }
         };
+        let service_type = spec.type_.as_deref().unwrap_or("ClusterIP");
+        // Traffic is read only when it can decide: an orphan LoadBalancer with pods behind it
+        // and a threshold set.
+        let names: Vec<&str> = pods.iter().map(String::as_str).collect();
+        let traffic = |threshold: f64, direction: NetDirection| {
+            let wanted = threshold > 0.0
+                && service_type == "LoadBalancer"
+                && addresses == 0
+                && !names.is_empty();
+            let query = pods_net_query(direction, &self.target.namespace, &names);
+            async move {
+                if wanted {
+                    self.fixed_window_series(&query).await
+                } else {
+                    Ok(Vec::new())
+                }
+            }
+        };
+        let (receive, transmit) = tokio::try_join!(
+            traffic(cfg.net_receive_bytes, NetDirection::Receive),
+            traffic(cfg.net_transfer_bytes, NetDirection::Transmit),
+        )?;
         let input = service::ServiceInput {
-            service_type: spec.type_.as_deref().unwrap_or("ClusterIP"),
+            service_type,
             endpoint_addresses: addresses,
-            pods,
-            net_receive_bytes: &[],
-            net_transfer_bytes: &[],
+            pods: pods.len(),
+            net_receive_bytes: &receive,
+            net_transfer_bytes: &transmit,
         };
         Ok(Output {
             proposal: service::recommend(&cfg, &self.target.name, &input)?,

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use ferrocrane_core::prometheus::{PrometheusClient, PrometheusError, RangeSeries};
-use ferrocrane_core::promql::{label_eq, label_matches, label_neq};
+use ferrocrane_core::promql::{label_eq, label_matches, label_neq, label_not_matches};
 use tokio::sync::Semaphore;
 
 use crate::prediction::Sample;
@@ -77,6 +77,118 @@ pub fn workload_memory_query(namespace: &str, workload: &str, kind: &str) -> Str
     )
 }
 
+/// Crane's filter on nodes: every node but virtual (`eklet`) ones, as a `* on (node)` factor.
+fn real_nodes() -> String {
+    format!(
+        "on (node) group_left() max(kube_node_labels{{{},{}}}) by (node)",
+        label_not_matches("label_beta_kubernetes_io_instance_type", "eklet"),
+        label_not_matches("label_node_kubernetes_io_instance_type", "eklet"),
+    )
+}
+
+/// `kube_node_status_capacity` of one resource of a node, the denominator of every ratio.
+fn node_capacity(node: &str, resource: &str, unit: &str) -> String {
+    format!(
+        "sum(kube_node_status_capacity{{{},{},{}}} * {}) by (node)",
+        label_eq("node", node),
+        label_eq("resource", resource),
+        label_eq("unit", unit),
+        real_nodes()
+    )
+}
+
+/// The four node utilization ratios the IdleNode recommender checks, with Crane's expressions
+/// (usage from cAdvisor keyed by `instance`, requests and capacity from kube-state-metrics).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeUtilization {
+    CpuUsage,
+    MemoryUsage,
+    CpuRequest,
+    MemoryRequest,
+}
+
+impl NodeUtilization {
+    pub fn query(self, node: &str) -> String {
+        let usage = |expr: String| {
+            format!(
+                "sum(label_replace({expr}, \"node\", \"$1\", \"instance\", \"(^[^:]+)\") * {}) by (node)",
+                real_nodes()
+            )
+        };
+        let requests = |resource: &str, unit: &str, extra: &str| {
+            format!(
+                "sum(kube_pod_container_resource_requests{{{},{},{}{extra}}} * {}) by (node)",
+                label_eq("node", node),
+                label_eq("resource", resource),
+                label_eq("unit", unit),
+                real_nodes()
+            )
+        };
+        let cadvisor = [
+            label_eq("instance", node),
+            label_neq("container", "POD"),
+            label_neq("container", ""),
+            label_neq("image", ""),
+        ]
+        .join(",");
+        match self {
+            NodeUtilization::CpuUsage => format!(
+                "{} / {}",
+                usage(format!(
+                    "irate(container_cpu_usage_seconds_total{{{cadvisor}}}[1h])"
+                )),
+                node_capacity(node, "cpu", "core")
+            ),
+            NodeUtilization::MemoryUsage => format!(
+                "{} / {}",
+                usage(format!(
+                    "container_memory_usage_bytes{{{cadvisor},{}}}",
+                    label_neq("namespace", "")
+                )),
+                node_capacity(node, "memory", "byte")
+            ),
+            NodeUtilization::CpuRequest => format!(
+                "{} / {}",
+                requests("cpu", "core", ""),
+                node_capacity(node, "cpu", "core")
+            ),
+            NodeUtilization::MemoryRequest => format!(
+                "{} / {}",
+                requests(
+                    "memory",
+                    "byte",
+                    &format!(",{}", label_neq("namespace", ""))
+                ),
+                node_capacity(node, "memory", "byte")
+            ),
+        }
+    }
+}
+
+/// Network bytes per second, received or transmitted, summed over a set of pods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetDirection {
+    Receive,
+    Transmit,
+}
+
+/// Crane's Service traffic expression over the named pods. Crane matches pods by a regex made
+/// from the Service's name; here the regex lists the pods the Service selects, so a Service
+/// named unlike its pods is still measured.
+pub fn pods_net_query(direction: NetDirection, namespace: &str, pods: &[&str]) -> String {
+    let metric = match direction {
+        NetDirection::Receive => "container_network_receive_bytes_total",
+        NetDirection::Transmit => "container_network_transmit_bytes_total",
+    };
+    let names: Vec<String> = pods.iter().map(|p| regex_escape(p)).collect();
+    format!(
+        "sum(rate({metric}{{{},{},{}}}[{CPU_RATE_WINDOW}]))",
+        label_eq("namespace", namespace),
+        label_matches("pod", &format!("^({})$", names.join("|"))),
+        label_neq("container", ""),
+    )
+}
+
 /// One resource's history of one workload: container → one series per pod.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ContainerSeries {
@@ -128,6 +240,17 @@ impl ContainerSeries {
     pub fn is_empty(&self) -> bool {
         self.containers.is_empty()
     }
+}
+
+/// Range series summed per timestamp, non-finite values dropped.
+pub fn summed(series: &[RangeSeries]) -> Vec<Sample> {
+    let mut sums: BTreeMap<i64, f64> = BTreeMap::new();
+    for p in series.iter().flat_map(|s| &s.samples) {
+        if p.value.is_finite() {
+            *sums.entry(p.timestamp_ms.div_euclid(1000)).or_default() += p.value;
+        }
+    }
+    sums.into_iter().map(|(t, v)| Sample::new(t, v)).collect()
 }
 
 /// CPU and memory history of one workload.
@@ -238,6 +361,22 @@ impl History {
         }
     }
 
+    /// One expression over `history` up to `now`, every `step`, as a single series: what
+    /// comes back is summed per timestamp (the expressions aggregate to one series already;
+    /// a second one, e.g. from a duplicated scrape job, is not silently dropped).
+    pub async fn series(
+        &self,
+        promql: &str,
+        now: SystemTime,
+        history: Duration,
+        step: Duration,
+    ) -> Result<Vec<Sample>, DataSourceError> {
+        let _permit = self.limit.acquire().await.ok();
+        let start = now.checked_sub(history).unwrap_or(UNIX_EPOCH);
+        let series = self.range(promql, start, now, step).await?;
+        Ok(summed(&series))
+    }
+
     /// CPU and memory of a workload over `history` up to `now`, every `step`.
     pub async fn workload(
         &self,
@@ -281,6 +420,73 @@ mod tests {
         );
         assert_eq!(pod_name_regex("a.b", "DaemonSet"), r"^a\.b-[a-z0-9]{5}$");
         assert_eq!(pod_name_regex("x", "Rollout"), "^x-.*");
+    }
+
+    #[test]
+    fn node_and_service_queries_follow_crane() {
+        let eklet = r#"on (node) group_left() max(kube_node_labels{label_beta_kubernetes_io_instance_type!~"eklet",label_node_kubernetes_io_instance_type!~"eklet"}) by (node)"#;
+        let cap = |r: &str, u: &str| {
+            format!(
+                r#"sum(kube_node_status_capacity{{node="n1",resource="{r}",unit="{u}"}} * {eklet}) by (node)"#
+            )
+        };
+        assert_eq!(
+            NodeUtilization::CpuUsage.query("n1"),
+            format!(
+                r#"sum(label_replace(irate(container_cpu_usage_seconds_total{{instance="n1",container!="POD",container!="",image!=""}}[1h]), "node", "$1", "instance", "(^[^:]+)") * {eklet}) by (node) / {}"#,
+                cap("cpu", "core")
+            )
+        );
+        assert_eq!(
+            NodeUtilization::MemoryUsage.query("n1"),
+            format!(
+                r#"sum(label_replace(container_memory_usage_bytes{{instance="n1",container!="POD",container!="",image!="",namespace!=""}}, "node", "$1", "instance", "(^[^:]+)") * {eklet}) by (node) / {}"#,
+                cap("memory", "byte")
+            )
+        );
+        assert_eq!(
+            NodeUtilization::CpuRequest.query("n1"),
+            format!(
+                r#"sum(kube_pod_container_resource_requests{{node="n1",resource="cpu",unit="core"}} * {eklet}) by (node) / {}"#,
+                cap("cpu", "core")
+            )
+        );
+        assert_eq!(
+            NodeUtilization::MemoryRequest.query("n1"),
+            format!(
+                r#"sum(kube_pod_container_resource_requests{{node="n1",resource="memory",unit="byte",namespace!=""}} * {eklet}) by (node) / {}"#,
+                cap("memory", "byte")
+            )
+        );
+        assert_eq!(
+            pods_net_query(NetDirection::Receive, "shop", &["web-1", "web.2"]),
+            r#"sum(rate(container_network_receive_bytes_total{namespace="shop",pod=~"^(web-1|web\\.2)$",container!=""}[3m]))"#
+        );
+        assert!(
+            pods_net_query(NetDirection::Transmit, "shop", &["a"])
+                .starts_with("sum(rate(container_network_transmit_bytes_total{")
+        );
+        for q in [
+            NodeUtilization::CpuUsage,
+            NodeUtilization::MemoryUsage,
+            NodeUtilization::CpuRequest,
+            NodeUtilization::MemoryRequest,
+        ]
+        .map(|u| u.query("node-\"1"))
+        .into_iter()
+        .chain([pods_net_query(NetDirection::Receive, "ns", &["p"])])
+        {
+            ferrocrane_core::promql::validate_query(&q).unwrap_or_else(|e| panic!("{q}: {e}"));
+        }
+    }
+
+    #[test]
+    fn summed_adds_series_per_timestamp() {
+        let s = summed(&[
+            rs("", "a", &[(60, 1.0), (120, f64::NAN)]),
+            rs("", "b", &[(60, 2.0), (180, 4.0)]),
+        ]);
+        assert_eq!(s, vec![Sample::new(60, 3.0), Sample::new(180, 4.0)]);
     }
 
     fn rs(container: &str, pod: &str, points: &[(i64, f64)]) -> RangeSeries {
