@@ -21,6 +21,7 @@ use super::targets::Target;
 use crate::crd::recommenders;
 use crate::datasource::{History, NetDirection, NodeUtilization, WorkloadHistory, pods_net_query};
 use crate::prediction::Sample;
+use crate::prediction::dsp::{DspConfig, DspPredictor};
 use crate::recommender::resource::{
     ContainerInput, OomRecord, ResourceConfig, ResourceRecommender,
 };
@@ -28,6 +29,37 @@ use crate::recommender::{Config, Proposal, hpa, idlenode, replicas, service, vol
 
 /// OOM kills of a target's containers (from the OOM recorder, matched by owner references).
 pub type OomSource = Arc<dyn Fn(&Target) -> Vec<OomRecord> + Send + Sync>;
+
+/// Crane's Replicas and HPA recommenders: a DSP forecast of the workload's CPU over the next
+/// week (Crane's DSP defaults: 1-minute samples, its eight estimators). A history without a
+/// daily or weekly period gives no forecast, which is not an error: the recommenders then use
+/// the history alone, and HPA's `predictable` check fails. The FFTs take tens of milliseconds,
+/// so they run off the async workers.
+async fn next_week_forecast(cpu: &[Sample]) -> Vec<Sample> {
+    let history = cpu.to_vec();
+    let forecast = tokio::task::spawn_blocking(move || {
+        let mut predictor = DspPredictor::new(DspConfig::default())?;
+        predictor.forecast(&[&history])
+    })
+    .await;
+    match forecast {
+        Ok(Ok(f)) => {
+            let end = f.start + FIXED_HISTORY.as_secs() as i64;
+            f.samples()
+                .into_iter()
+                .take_while(|s| s.timestamp < end)
+                .collect()
+        }
+        Ok(Err(e)) => {
+            tracing::debug!(error = %e, "no CPU forecast");
+            Vec::new()
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "the forecast task failed");
+            Vec::new()
+        }
+    }
+}
 
 /// The IdleNode and Service recommenders read 7 days at 1 minute, whatever the Resource
 /// recommender's window (Crane hard-codes it for both).
@@ -119,6 +151,8 @@ pub struct TargetRun<'a> {
 /// A workload's totals (all pods and containers summed per timestamp) and one pod's requests.
 struct Totals {
     cpu: Vec<Sample>,
+    /// The DSP forecast of `cpu` for the next week; empty when the history shows no period.
+    cpu_predicted: Vec<Sample>,
     memory: Vec<Sample>,
     cpu_request: i64,
     memory_request: i64,
@@ -129,7 +163,7 @@ impl Totals {
     fn input(&self) -> replicas::ReplicasInput<'_> {
         replicas::ReplicasInput {
             cpu_usage: &self.cpu,
-            cpu_predicted: &[],
+            cpu_predicted: &self.cpu_predicted,
             memory_usage: &self.memory,
             pod_cpu_request_millis: self.cpu_request,
             pod_memory_request_bytes: self.memory_request,
@@ -287,8 +321,11 @@ impl TargetRun<'_> {
         cfg.filter(current, pods.len(), available)?;
         let containers = template_containers(self.data());
         let history = self.workload_history().await?;
+        let cpu = history.cpu.total();
+        let cpu_predicted = next_week_forecast(&cpu).await;
         let totals = Totals {
-            cpu: history.cpu.total(),
+            cpu,
+            cpu_predicted,
             memory: history.memory.total(),
             cpu_request: containers.iter().filter_map(|c| c.cpu_millis).sum(),
             memory_request: containers.iter().filter_map(|c| c.memory_bytes).sum(),
@@ -324,7 +361,7 @@ impl TargetRun<'_> {
         let input = hpa::HpaInput {
             replicas: totals.input(),
             container_cpu_usage: &per_container_refs,
-            predictable: false,
+            predictable: !totals.cpu_predicted.is_empty(),
         };
         let rec = hpa::recommend(&cfg, &input)?;
         let extra = if cfg.reference_hpa {
@@ -334,7 +371,7 @@ impl TargetRun<'_> {
         };
         let target = self.target.key("").target_ref();
         Ok(Output {
-            proposal: hpa::proposal(&rec, &target, false, &extra, false),
+            proposal: hpa::proposal(&rec, &target, input.predictable, &extra, false),
             resources: Vec::new(),
             replicas: None,
         })
@@ -587,6 +624,26 @@ mod tests {
         assert_eq!(spec_replicas(&d), 3);
         assert_eq!(spec_replicas(&json!({})), 1);
         assert!(template_containers(&json!({"spec": {}})).is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_daily_pattern_gets_a_week_of_forecast_and_an_hour_gets_none() {
+        let day = 86_400;
+        let daily: Vec<Sample> = (0..7 * 24 * 60)
+            .map(|i| {
+                let t = i * 60;
+                let phase = (t % day) as f64 / day as f64 * std::f64::consts::TAU;
+                Sample::new(t, 2.0 + phase.sin())
+            })
+            .collect();
+        let f = next_week_forecast(&daily).await;
+        let last = daily.last().unwrap().timestamp;
+        assert!(!f.is_empty());
+        assert_eq!(f[0].timestamp, last + 60);
+        assert!(f.last().unwrap().timestamp < last + 60 + 7 * day);
+        assert!(f.iter().any(|s| s.value > 2.5), "the peaks are forecast");
+        // An hour of history holds no whole day: no forecast, no error.
+        assert!(next_week_forecast(&daily[..60]).await.is_empty());
     }
 
     #[test]
