@@ -257,9 +257,16 @@ def get_json(cl, path):
 
 
 def count_recommendations(cl, name):
+    # The API server leaves remainingItemCount out of label-selected lists, so count pages.
     sel = "analysis.crane.io/recommendation-rule-name=%s" % name
-    d = get_json(cl, "%s/recommendations?limit=1&labelSelector=%s" % (GROUP, urllib.request.quote(sel)))
-    return len(d["items"]) + int(d["metadata"].get("remainingItemCount") or 0)
+    base = "%s/recommendations?limit=1000&labelSelector=%s" % (GROUP, urllib.request.quote(sel))
+    count, token = 0, ""
+    while True:
+        d = get_json(cl, base + ("&continue=" + urllib.request.quote(token) if token else ""))
+        count += len(d["items"])
+        token = d["metadata"].get("continue") or ""
+        if not token:
+            return count
 
 
 def cmd_rule(args):

@@ -676,6 +676,9 @@ pub async fn run(
         watcher::Config::default().labels(known::RECOMMENDATION_RULE_UID_LABEL),
     )
     .default_backoff()
+    // Two field managers (spec and status applies) make managedFields a good part of each
+    // Recommendation; nothing here reads them, and the store holds every Recommendation.
+    .modify(|r| r.managed_fields_mut().clear())
     .reflect(rec_writer)
     .for_each(move |ev| {
         if let Ok(watcher::Event::Delete(r)) = &ev {
