@@ -85,12 +85,23 @@ fn make_certs(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// curl over HTTPS trusting only the test CA; `client` adds the client certificate.
+/// The web config's basic auth user, as curl's `--user`.
+const USER: &str = "prometheus:scrape-s3cret";
+
+/// curl over HTTPS trusting only the test CA; `client` adds the client certificate and the
+/// basic auth credentials.
 fn curl(dir: &Path, url: &str, client: bool) -> Result<String> {
+    curl_with(dir, url, client, client)
+}
+
+fn curl_with(dir: &Path, url: &str, client_cert: bool, basic_auth: bool) -> Result<String> {
     let mut cmd = Command::new("curl");
     cmd.args(["-sS", "--fail", "--max-time", "10", "--cacert"])
         .arg(dir.join("ca.crt"));
-    if client {
+    if basic_auth {
+        cmd.args(["--user", USER]);
+    }
+    if client_cert {
         cmd.arg("--cert")
             .arg(dir.join("client.crt"))
             .arg("--key")
@@ -106,10 +117,15 @@ async fn metrics_and_telemetry_over_https_with_client_certificates() -> Result<(
     let dir = temp_dir()?;
     make_certs(&dir)?;
     // Relative paths are resolved against the web config's directory.
+    let (user, password) = USER.split_once(':').unwrap_or_default();
+    let hash = bcrypt::hash(password, 4)?;
     std::fs::write(
         dir.join("web.yaml"),
-        "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  \
-         client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n",
+        format!(
+            "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  \
+             client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n\
+             basic_auth_users:\n  {user}: '{hash}'\n"
+        ),
     )?;
     let (port, telemetry_port) = two_ports()?;
     let mut ksm = ServiceProcess::start(
@@ -162,6 +178,16 @@ async fn metrics_and_telemetry_over_https_with_client_certificates() -> Result<(
             curl(&dir, &url, false).is_err(),
             "{url} served without a client cert"
         );
+    }
+    // A client certificate without the basic auth password gets 401 on both listeners.
+    for url in [
+        format!("https://127.0.0.1:{port}/metrics"),
+        format!("https://127.0.0.1:{telemetry_port}/readyz"),
+    ] {
+        let e = curl_with(&dir, &url, true, false)
+            .err()
+            .with_context(|| format!("{url} served without basic auth"))?;
+        assert!(format!("{e:#}").contains("401"), "{url}: {e:#}");
     }
     // Plain HTTP is not served.
     let plain = Command::new("curl")

@@ -6,6 +6,7 @@
 
 pub use options::Args;
 
+pub mod basic_auth;
 pub mod custom_resource;
 pub mod families;
 pub mod filters;
@@ -47,12 +48,17 @@ pub fn run(args: Args) -> Result<()> {
 
 async fn run_async(args: Args, options: Options) -> Result<()> {
     unsupported_settings(&options)?;
-    let tls = match &options.tls_config {
-        Some(path) => web_config::load_web_config(path)?
-            .map(|c| c.load())
-            .transpose()
-            .with_context(|| format!("--tls-config={}", path.display()))?,
-        None => None,
+    let (tls, basic_auth) = match &options.tls_config {
+        Some(path) => {
+            let web = web_config::load_web_config(path)?;
+            let tls = web
+                .tls
+                .map(|c| c.load())
+                .transpose()
+                .with_context(|| format!("--tls-config={}", path.display()))?;
+            (tls, web.basic_auth.map(std::sync::Arc::new))
+        }
+        None => (None, None),
     };
     let client = build_client(&ClientArgs {
         kubeconfig: options.kubeconfig.clone(),
@@ -65,6 +71,7 @@ async fn run_async(args: Args, options: Options) -> Result<()> {
         metrics_addr: resolve_addr(&options.metrics_address())?,
         telemetry_addr: resolve_addr(&options.telemetry_address())?,
         tls,
+        basic_auth,
     };
     let (specs, _sources) = sources::start_sources(&args, options, &client, &telemetry).await?;
     runtime::run(server, client, telemetry, specs).await

@@ -197,6 +197,8 @@ pub struct ServerSettings {
     pub telemetry_addr: SocketAddr,
     /// `--tls-config`, for both listeners.
     pub tls: Option<Arc<ServerConfig>>,
+    /// The web config's `basic_auth_users`, for both listeners.
+    pub basic_auth: Option<Arc<crate::basic_auth::BasicAuth>>,
 }
 
 /// Serves until SIGTERM/SIGINT, following `specs`: the current value is started at once,
@@ -234,6 +236,14 @@ pub async fn run(
         telemetry: telemetry.clone(),
     });
     let telemetry_app = admin_router(AdminState::new(readiness, telemetry.registry.clone()));
+    let (metrics_app, telemetry_app) = match &server.basic_auth {
+        Some(auth) => {
+            let layer =
+                || axum::middleware::from_fn_with_state(auth.clone(), crate::basic_auth::require);
+            (metrics_app.layer(layer()), telemetry_app.layer(layer()))
+        }
+        None => (metrics_app, telemetry_app),
+    };
     let metrics_listener = tokio::net::TcpListener::bind(server.metrics_addr)
         .await
         .with_context(|| format!("binding the metrics port {}", server.metrics_addr))?;

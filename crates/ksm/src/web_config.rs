@@ -14,7 +14,8 @@
 //! (`NoClientCert`, `VerifyClientCertIfGiven`, `RequireAndVerifyClientCert`), `min_version`
 //! and `max_version` where rustls can honour them (TLS 1.2 and 1.3; it has no 1.0/1.1, so a
 //! lower minimum only means "1.2"). A file without `cert_file`/`key_file` serves plain HTTP,
-//! as exporter-toolkit does. Keys this build cannot honour (`basic_auth_users`,
+//! as exporter-toolkit does. `basic_auth_users` (user → bcrypt hash) puts HTTP basic
+//! authentication in front of both listeners. Keys this build cannot honour (
 //! `cipher_suites`, `curve_preferences`, `client_allowed_sans`, inline `cert`/`key`,
 //! `RequestClientCert`/`RequireAnyClientCert`, a TLS 1.3 minimum or a TLS 1.2 maximum,
 //! `http_server_config`, `rate_limit`) are rejected at startup with the key named, never
@@ -26,6 +27,8 @@ use std::path::{Path, PathBuf};
 
 use ferrocrane_core::config::{ConfigError, ValidationError, parse_yaml_str};
 use ferrocrane_core::server::{ClientAuth, TlsServerConfig};
+
+use crate::basic_auth::BasicAuth;
 use serde::Deserialize;
 
 /// The whole file; every key exporter-toolkit knows is accepted by the parser so that an
@@ -74,18 +77,43 @@ struct TlsSection {
     prefer_server_cipher_suites: Option<bool>,
 }
 
-/// Parses a web config file's text; `None` means plain HTTP (no certificate configured).
-/// Relative paths are resolved against the file's directory, as exporter-toolkit does.
-pub fn parse_web_config(
-    name: &str,
-    dir: &Path,
-    text: &str,
-) -> Result<Option<TlsServerConfig>, ConfigError> {
-    let file: WebConfigFile = if text.trim().is_empty() {
+/// What the web config asks of both listeners.
+#[derive(Debug, Default)]
+pub struct WebConfig {
+    /// `None` means plain HTTP (no certificate configured).
+    pub tls: Option<TlsServerConfig>,
+    /// `basic_auth_users`, when any.
+    pub basic_auth: Option<BasicAuth>,
+}
+
+/// Parses a web config file's text. Relative paths are resolved against the file's
+/// directory, as exporter-toolkit does.
+pub fn parse_web_config(name: &str, dir: &Path, text: &str) -> Result<WebConfig, ConfigError> {
+    let mut file: WebConfigFile = if text.trim().is_empty() {
         WebConfigFile::default()
     } else {
         parse_yaml_str(name, text)?
     };
+    let basic_auth = match file.basic_auth_users.take().filter(|u| !u.is_empty()) {
+        None => None,
+        Some(users) => Some(
+            BasicAuth::new(users).map_err(|message| ConfigError::Invalid {
+                file: name.to_owned(),
+                error: ValidationError::new("basic_auth_users", &message),
+            })?,
+        ),
+    };
+    Ok(WebConfig {
+        tls: tls_config(name, dir, file)?,
+        basic_auth,
+    })
+}
+
+fn tls_config(
+    name: &str,
+    dir: &Path,
+    file: WebConfigFile,
+) -> Result<Option<TlsServerConfig>, ConfigError> {
     let invalid = |field: &str, message: &str| ConfigError::Invalid {
         file: name.to_owned(),
         error: ValidationError::new(field, message),
@@ -96,13 +124,6 @@ pub fn parse_web_config(
             "is not supported by ksm; remove it (see docs/ksm.md, TLS) or terminate TLS in a proxy",
         )
     };
-    if file
-        .basic_auth_users
-        .as_ref()
-        .is_some_and(|u| !u.is_empty())
-    {
-        return Err(unsupported("basic_auth_users"));
-    }
     if file.http_server_config.is_some() {
         return Err(unsupported("http_server_config"));
     }
@@ -220,8 +241,8 @@ pub fn parse_web_config(
     }))
 }
 
-/// Reads `--tls-config`; `None` for plain HTTP.
-pub fn load_web_config(path: &Path) -> Result<Option<TlsServerConfig>, ConfigError> {
+/// Reads `--tls-config`.
+pub fn load_web_config(path: &Path) -> Result<WebConfig, ConfigError> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
         path: path.to_owned(),
@@ -236,7 +257,33 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Option<TlsServerConfig>, String> {
-        parse_web_config("web.yaml", Path::new("/etc/ksm"), text).map_err(|e| e.to_string())
+        parse_web_config("web.yaml", Path::new("/etc/ksm"), text)
+            .map(|c| c.tls)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn basic_auth_users_are_loaded_and_checked() {
+        let hash = bcrypt::hash("pw", 4).unwrap();
+        let c = parse_web_config(
+            "web.yaml",
+            Path::new("/etc/ksm"),
+            &format!("basic_auth_users:\n  alice: '{hash}'\n"),
+        )
+        .unwrap();
+        assert!(c.tls.is_none());
+        assert!(c.basic_auth.is_some());
+        let e = parse_web_config(
+            "web.yaml",
+            Path::new("."),
+            "basic_auth_users:\n  bob: plain\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("basic_auth_users: bob: not a bcrypt hash"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -285,10 +332,6 @@ mod tests {
             (
                 "tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: RequireAndVerifyClientCert\n",
                 "tls_server_config.client_ca_file: required",
-            ),
-            (
-                "basic_auth_users:\n  alice: $2y$10$x\n",
-                "basic_auth_users: is not supported",
             ),
             (
                 "tls_server_config:\n  cert_file: a\n  key_file: b\n  cipher_suites: [TLS_AES_128_GCM_SHA256]\n",

@@ -1,0 +1,155 @@
+//! HTTP basic authentication from the web config's `basic_auth_users` (user → bcrypt hash),
+//! in front of every path of both listeners, as exporter-toolkit puts it.
+//!
+//! A bcrypt check costs tens of milliseconds by design, and Prometheus sends the same
+//! credentials on every scrape, so a verified (user, password) pair is remembered: later
+//! scrapes cost a map lookup. Checks run on the blocking pool, never on the async workers.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use base64::Engine as _;
+
+/// Users and their bcrypt hashes, validated at load.
+#[derive(Debug)]
+pub struct BasicAuth {
+    users: BTreeMap<String, String>,
+    /// Pairs already verified; bounded by the distinct valid credentials presented.
+    verified: Mutex<HashSet<(String, String)>>,
+}
+
+impl BasicAuth {
+    /// `users`: user → bcrypt hash. A hash bcrypt cannot read is named by its user.
+    pub fn new(users: BTreeMap<String, String>) -> Result<Self, String> {
+        for (user, hash) in &users {
+            if user.is_empty() {
+                return Err("a user name must not be empty".into());
+            }
+            hash.parse::<bcrypt::HashParts>()
+                .map_err(|e| format!("{user}: not a bcrypt hash ({e})"))?;
+        }
+        Ok(BasicAuth {
+            users,
+            verified: Mutex::default(),
+        })
+    }
+
+    /// Whether an `Authorization` header carries a known user's password.
+    pub fn allows(&self, authorization: Option<&HeaderValue>) -> bool {
+        let Some((user, password)) = authorization.and_then(credentials) else {
+            return false;
+        };
+        let Some(hash) = self.users.get(&user) else {
+            return false;
+        };
+        let pair = (user, password);
+        if self.lock().contains(&pair) {
+            return true;
+        }
+        let ok = bcrypt::verify(&pair.1, hash).unwrap_or(false);
+        if ok {
+            self.lock().insert(pair);
+        }
+        ok
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashSet<(String, String)>> {
+        // A panic elsewhere while holding the lock leaves a set that is still valid.
+        self.verified.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// `Basic base64(user:password)` → (user, password).
+fn credentials(value: &HeaderValue) -> Option<(String, String)> {
+    let encoded = value.to_str().ok()?.strip_prefix("Basic ")?.trim();
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .ok()?;
+    let text = String::from_utf8(decoded).ok()?;
+    let (user, password) = text.split_once(':')?;
+    Some((user.to_string(), password.to_string()))
+}
+
+/// axum middleware: 401 with a `WWW-Authenticate: Basic` challenge unless the request
+/// authenticates.
+pub async fn require(State(auth): State<Arc<BasicAuth>>, req: Request, next: Next) -> Response {
+    let header = req.headers().get(header::AUTHORIZATION).cloned();
+    let checker = auth.clone();
+    let allowed = tokio::task::spawn_blocking(move || checker.allows(header.as_ref()))
+        .await
+        .unwrap_or(false);
+    if allowed {
+        return next.run(req).await;
+    }
+    let mut res = (StatusCode::UNAUTHORIZED, Body::from("Unauthorized\n")).into_response();
+    res.headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Basic"));
+    res
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::Router;
+    use axum::routing::get;
+    use tower::ServiceExt;
+
+    fn basic(user: &str, password: &str) -> HeaderValue {
+        let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+        HeaderValue::from_str(&format!("Basic {token}")).unwrap()
+    }
+
+    fn alice() -> BasicAuth {
+        // Cost 4, the lowest bcrypt allows, keeps the test fast.
+        let hash = bcrypt::hash("s3cret", 4).unwrap();
+        BasicAuth::new([("alice".to_string(), hash)].into()).unwrap()
+    }
+
+    #[test]
+    fn only_the_right_password_of_a_known_user_passes() {
+        let auth = alice();
+        assert!(auth.allows(Some(&basic("alice", "s3cret"))));
+        // The second time comes from the cache, with the same answer.
+        assert!(auth.allows(Some(&basic("alice", "s3cret"))));
+        assert!(!auth.allows(Some(&basic("alice", "wrong"))));
+        assert!(!auth.allows(Some(&basic("bob", "s3cret"))));
+        assert!(!auth.allows(None));
+        assert!(!auth.allows(Some(&HeaderValue::from_static("Bearer x"))));
+        assert!(!auth.allows(Some(&HeaderValue::from_static("Basic !!!"))));
+    }
+
+    #[test]
+    fn bad_hashes_are_named_at_load() {
+        let e =
+            BasicAuth::new([("carol".to_string(), "plaintext".to_string())].into()).unwrap_err();
+        assert!(e.starts_with("carol: not a bcrypt hash"), "{e}");
+        assert!(BasicAuth::new([(String::new(), bcrypt::hash("x", 4).unwrap())].into()).is_err());
+    }
+
+    #[tokio::test]
+    async fn the_middleware_challenges_and_lets_through() {
+        let app = Router::new()
+            .route("/metrics", get(|| async { "ok" }))
+            .layer(axum::middleware::from_fn_with_state(
+                Arc::new(alice()),
+                require,
+            ));
+        let call = |auth: Option<HeaderValue>| {
+            let mut req = Request::builder().uri("/metrics");
+            if let Some(a) = auth {
+                req = req.header(header::AUTHORIZATION, a);
+            }
+            app.clone().oneshot(req.body(Body::empty()).unwrap())
+        };
+        let denied = call(None).await.unwrap();
+        assert_eq!(denied.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(denied.headers()[header::WWW_AUTHENTICATE], "Basic");
+        let ok = call(Some(basic("alice", "s3cret"))).await.unwrap();
+        assert_eq!(ok.status(), StatusCode::OK);
+    }
+}
