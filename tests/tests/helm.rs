@@ -207,7 +207,10 @@ fn chart_flags_are_accepted_by_the_binaries() -> Result<()> {
     let variants: [&[&str]; 3] = [
         &[],
         &["--set", "craned.autoAdoption=true,craned.leaderElect=false"],
-        &["--set", "ksm.collectors={pods,roles,serviceaccounts}"],
+        &[
+            "--set",
+            "ksm.collectors={pods,roles,serviceaccounts},ksm.authFilter=true",
+        ],
     ];
     for extra in variants {
         let m = render(extra)?;
@@ -217,8 +220,22 @@ fn chart_flags_are_accepted_by_the_binaries() -> Result<()> {
         };
         let ksm = ferrocrane_ksm::Args::try_parse_from(argv("fc-ferrocrane-ksm", "ksm")?)
             .map_err(|e| anyhow::anyhow!("ksm ({extra:?}): {e}"))?;
-        ferrocrane_ksm::options::resolve(&ksm)
+        let ksm_options = ferrocrane_ksm::options::resolve(&ksm)
             .map_err(|e| anyhow::anyhow!("ksm ({extra:?}): {e}"))?;
+        let auth_filter = extra.iter().any(|a| a.contains("authFilter=true"));
+        ensure!(
+            ksm_options.auth_filter == auth_filter,
+            "ksm --auth-filter does not follow ksm.authFilter ({extra:?})"
+        );
+        let rules = serde_json::to_string(
+            &m.get("ClusterRole", "fc-ferrocrane-ksm")
+                .context("ksm ClusterRole")?["rules"],
+        )?;
+        ensure!(
+            rules.contains("tokenreviews") == auth_filter
+                && rules.contains("subjectaccessreviews") == auth_filter,
+            "ksm RBAC for --auth-filter does not follow ksm.authFilter ({extra:?}): {rules}"
+        );
         let adapter = ferrocrane_adapter::Args::try_parse_from(argv(
             "fc-ferrocrane-adapter",
             "metrics-adapter",

@@ -6,6 +6,7 @@
 
 pub use options::Args;
 
+pub mod auth_filter;
 pub mod basic_auth;
 pub mod custom_resource;
 pub mod families;
@@ -72,6 +73,9 @@ async fn run_async(args: Args, options: Options) -> Result<()> {
         telemetry_addr: resolve_addr(&options.telemetry_address())?,
         tls,
         basic_auth,
+        auth_filter: options
+            .auth_filter
+            .then(|| std::sync::Arc::new(auth_filter::AuthFilter::new(client.clone()))),
     };
     let (specs, _sources) = sources::start_sources(&args, options, &client, &telemetry).await?;
     runtime::run(server, client, telemetry, specs).await
@@ -80,12 +84,6 @@ async fn run_async(args: Args, options: Options) -> Result<()> {
 /// Flags upstream has that this build cannot honour: refused with a reason rather than
 /// accepted and ignored.
 fn unsupported_settings(options: &Options) -> Result<()> {
-    if options.auth_filter {
-        anyhow::bail!(
-            "--auth-filter=true: not supported by ksm; protect /metrics with a proxy such as \
-             kube-rbac-proxy, or with --tls-config client certificates"
-        );
-    }
     if options.timeouts != options::ServerTimeouts::DEFAULTS {
         anyhow::bail!(
             "--server-read-timeout/--server-write-timeout/--server-idle-timeout/\

@@ -199,6 +199,8 @@ pub struct ServerSettings {
     pub tls: Option<Arc<ServerConfig>>,
     /// The web config's `basic_auth_users`, for both listeners.
     pub basic_auth: Option<Arc<crate::basic_auth::BasicAuth>>,
+    /// `--auth-filter`: TokenReview + SubjectAccessReview on `/metrics` of both listeners.
+    pub auth_filter: Option<Arc<crate::auth_filter::AuthFilter>>,
 }
 
 /// Serves until SIGTERM/SIGINT, following `specs`: the current value is started at once,
@@ -240,6 +242,16 @@ pub async fn run(
         Some(auth) => {
             let layer =
                 || axum::middleware::from_fn_with_state(auth.clone(), crate::basic_auth::require);
+            (metrics_app.layer(layer()), telemetry_app.layer(layer()))
+        }
+        None => (metrics_app, telemetry_app),
+    };
+    // Added last, so it runs first: basic auth (when also configured) comes after it.
+    let (metrics_app, telemetry_app) = match &server.auth_filter {
+        Some(filter) => {
+            let layer = || {
+                axum::middleware::from_fn_with_state(filter.clone(), crate::auth_filter::require)
+            };
             (metrics_app.layer(layer()), telemetry_app.layer(layer()))
         }
         None => (metrics_app, telemetry_app),
