@@ -155,16 +155,24 @@ pub struct ListedSeries {
     pub listed: usize,
 }
 
-/// Lists the series of every distinct query concurrently (the client's in-flight limit bounds
-/// the fan-out). Results are in `queries` order. Label values are dropped as the answer is
-/// decoded: discovery only looks at names, and 100,000 label sets held at once were most of
-/// the adapter's peak memory.
+/// Series queries of one relist in flight at once. Each answer is buffered whole before it is
+/// decoded; with every query at once, the bodies together were the adapter's peak memory
+/// (measured with heaptrack: ~24 MB of 45 MB at 100,000 series), while two keep the relist
+/// well ahead of Prometheus.
+const RELIST_CONCURRENCY: usize = 2;
+
+/// Lists the series of every distinct query, [`RELIST_CONCURRENCY`] at a time. Results are in
+/// `queries` order. Label values are dropped as the answer is decoded: discovery only looks at
+/// names, and 100,000 label sets held at once were most of the adapter's peak memory.
 pub async fn fetch_series(
     prometheus: &PrometheusClient,
     queries: &[String],
     start: Option<SystemTime>,
 ) -> Vec<Result<Arc<ListedSeries>, String>> {
+    let permits = &tokio::sync::Semaphore::new(RELIST_CONCURRENCY);
     futures::future::join_all(queries.iter().map(|q| async move {
+        // The semaphore lives for this call and is never closed.
+        let _permit = permits.acquire().await.ok();
         prometheus
             .series_shapes(std::slice::from_ref(q), start, None)
             .await

@@ -420,26 +420,27 @@ impl PrometheusClient {
         let exchange = async {
             let mut resp = req.send().await.map_err(classify)?;
             let status = resp.status().as_u16();
-            let body = match inner.max_response_bytes {
-                None => resp.bytes().await.map_err(classify)?,
-                Some(limit) => {
-                    let too_large = PrometheusError::ResponseTooLarge {
-                        endpoint: name,
-                        limit,
-                    };
-                    if resp.content_length().is_some_and(|n| n > limit as u64) {
-                        return Err(too_large);
-                    }
-                    let mut buf = BytesMut::new();
-                    while let Some(chunk) = resp.chunk().await.map_err(classify)? {
-                        if buf.len() + chunk.len() > limit {
-                            return Err(too_large);
-                        }
-                        buf.extend_from_slice(&chunk);
-                    }
-                    buf.freeze()
-                }
+            // Chunk by chunk into one buffer sized from Content-Length: each chunk (and the
+            // connection's read buffer behind it) is released once copied, so a large answer
+            // (a relist's /api/v1/series) is held about once, not twice as collecting the
+            // chunks and joining them would.
+            let limit = inner.max_response_bytes.unwrap_or(usize::MAX);
+            let too_large = PrometheusError::ResponseTooLarge {
+                endpoint: name,
+                limit,
             };
+            if resp.content_length().is_some_and(|n| n > limit as u64) {
+                return Err(too_large);
+            }
+            let expected = resp.content_length().unwrap_or(0).min(limit as u64) as usize;
+            let mut buf = BytesMut::with_capacity(expected);
+            while let Some(chunk) = resp.chunk().await.map_err(classify)? {
+                if buf.len() + chunk.len() > limit {
+                    return Err(too_large);
+                }
+                buf.extend_from_slice(&chunk);
+            }
+            let body = buf.freeze();
             Ok::<(u16, Bytes), PrometheusError>((status, body))
         };
         let (status, body) = tokio::time::timeout(inner.timeout, exchange)
