@@ -61,6 +61,14 @@ async fn run_async(args: Args, options: Options) -> Result<()> {
         }
         None => (None, None),
     };
+    if options.auth_filter && basic_auth.is_some() {
+        // Both read the one Authorization header (a bearer token, a user and password): no
+        // request could pass both.
+        anyhow::bail!(
+            "--auth-filter=true and basic_auth_users in --tls-config cannot be combined: both \
+             authenticate with the Authorization header; keep one"
+        );
+    }
     let client = build_client(&ClientArgs {
         kubeconfig: options.kubeconfig.clone(),
         apiserver: options.apiserver.clone(),
