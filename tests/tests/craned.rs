@@ -595,13 +595,10 @@ async fn resource_recommendations_from_backfilled_history() -> Result<()> {
         || {
             let recs = recs.clone();
             async move {
-                let list = recs
-                    .list(
-                        &kube::api::ListParams::default()
-                            .labels("analysis.crane.io/recommendation-target-name=db"),
-                    )
-                    .await?;
-                Ok(list.items.is_empty().then_some(()))
+                Ok(recommendations_of(&recs, "db")
+                    .await?
+                    .is_empty()
+                    .then_some(()))
             }
         },
     )
@@ -856,20 +853,17 @@ async fn resource_recommendations_from_backfilled_history() -> Result<()> {
         || {
             let recs = recs.clone();
             async move {
-                let list = recs
-                    .list(
-                        &kube::api::ListParams::default()
-                            .labels("analysis.crane.io/recommendation-target-name=web"),
-                    )
-                    .await?;
-                Ok(list.items.into_iter().find(|r| {
-                    let s = &r.data["status"];
-                    s["conditions"][0]["status"] == "False"
-                        && s["conditions"][0]["reason"] == "PrometheusUnavailable"
-                        && s["recommendedValue"]
-                            .as_str()
-                            .is_some_and(|v| !v.is_empty())
-                }))
+                Ok(recommendations_of(&recs, "web")
+                    .await?
+                    .into_iter()
+                    .find(|r| {
+                        let s = &r.data["status"];
+                        s["conditions"][0]["status"] == "False"
+                            && s["conditions"][0]["reason"] == "PrometheusUnavailable"
+                            && s["recommendedValue"]
+                                .as_str()
+                                .is_some_and(|v| !v.is_empty())
+                    }))
             }
         },
     )

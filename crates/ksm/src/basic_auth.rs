@@ -3,7 +3,7 @@
 //!
 //! A bcrypt check costs tens of milliseconds by design, and Prometheus sends the same
 //! credentials on every scrape, so a verified (user, password) pair is remembered: later
-//! scrapes cost a map lookup. Checks run on the blocking pool, never on the async workers.
+//! scrapes cost a map lookup. bcrypt runs on the blocking pool, never on the async workers.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -39,19 +39,34 @@ impl BasicAuth {
         })
     }
 
-    /// Whether an `Authorization` header carries a known user's password.
+    /// Whether an `Authorization` header carries a known user's password. Runs bcrypt, so
+    /// off the async workers (see [`require`]).
     pub fn allows(&self, authorization: Option<&HeaderValue>) -> bool {
-        let Some((user, password)) = authorization.and_then(credentials) else {
-            return false;
-        };
-        let Some(hash) = self.users.get(&user) else {
-            return false;
-        };
-        let pair = (user, password);
-        if self.lock().contains(&pair) {
-            return true;
+        match self.check_cached(authorization) {
+            Checked::Known(ok) => ok,
+            Checked::NeedsBcrypt(pair) => self.verify(pair),
         }
-        let ok = bcrypt::verify(&pair.1, hash).unwrap_or(false);
+    }
+
+    /// Everything but bcrypt: malformed headers, unknown users and remembered pairs.
+    fn check_cached(&self, authorization: Option<&HeaderValue>) -> Checked {
+        let Some(pair) = authorization.and_then(credentials) else {
+            return Checked::Known(false);
+        };
+        if !self.users.contains_key(&pair.0) {
+            return Checked::Known(false);
+        }
+        if self.lock().contains(&pair) {
+            return Checked::Known(true);
+        }
+        Checked::NeedsBcrypt(pair)
+    }
+
+    fn verify(&self, pair: (String, String)) -> bool {
+        let ok = self
+            .users
+            .get(&pair.0)
+            .is_some_and(|hash| bcrypt::verify(&pair.1, hash).unwrap_or(false));
         if ok {
             self.lock().insert(pair);
         }
@@ -62,6 +77,11 @@ impl BasicAuth {
         // A panic elsewhere while holding the lock leaves a set that is still valid.
         self.verified.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+enum Checked {
+    Known(bool),
+    NeedsBcrypt((String, String)),
 }
 
 /// `Basic base64(user:password)` → (user, password).
@@ -78,11 +98,16 @@ fn credentials(value: &HeaderValue) -> Option<(String, String)> {
 /// axum middleware: 401 with a `WWW-Authenticate: Basic` challenge unless the request
 /// authenticates.
 pub async fn require(State(auth): State<Arc<BasicAuth>>, req: Request, next: Next) -> Response {
-    let header = req.headers().get(header::AUTHORIZATION).cloned();
-    let checker = auth.clone();
-    let allowed = tokio::task::spawn_blocking(move || checker.allows(header.as_ref()))
-        .await
-        .unwrap_or(false);
+    // A repeated scrape is a map lookup here; only a new pair goes to the blocking pool.
+    let allowed = match auth.check_cached(req.headers().get(header::AUTHORIZATION)) {
+        Checked::Known(ok) => ok,
+        Checked::NeedsBcrypt(pair) => {
+            let checker = auth.clone();
+            tokio::task::spawn_blocking(move || checker.verify(pair))
+                .await
+                .unwrap_or(false)
+        }
+    };
     if allowed {
         return next.run(req).await;
     }

@@ -143,6 +143,8 @@ pub struct TargetRun<'a> {
     pub now: SystemTime,
     /// Fetched at most once per target per round.
     pub cache: OnceCell<Arc<WorkloadHistory>>,
+    /// The CPU forecast Replicas and HPA share, computed at most once per target per round.
+    pub forecast: OnceCell<Arc<Vec<Sample>>>,
     /// History length and step for the workload queries.
     pub history_length: Duration,
     pub step: Duration,
@@ -152,7 +154,7 @@ pub struct TargetRun<'a> {
 struct Totals {
     cpu: Vec<Sample>,
     /// The DSP forecast of `cpu` for the next week; empty when the history shows no period.
-    cpu_predicted: Vec<Sample>,
+    cpu_predicted: Arc<Vec<Sample>>,
     memory: Vec<Sample>,
     cpu_request: i64,
     memory_request: i64,
@@ -322,7 +324,11 @@ impl TargetRun<'_> {
         let containers = template_containers(self.data());
         let history = self.workload_history().await?;
         let cpu = history.cpu.total();
-        let cpu_predicted = next_week_forecast(&cpu).await;
+        let cpu_predicted = self
+            .forecast
+            .get_or_init(|| async { Arc::new(next_week_forecast(&cpu).await) })
+            .await
+            .clone();
         let totals = Totals {
             cpu,
             cpu_predicted,
@@ -435,10 +441,12 @@ impl TargetRun<'_> {
             .map(|o| o.iter().map(String::as_str).collect())
             .collect();
         let owner_slices: Vec<&[&str]> = owner_refs.iter().map(Vec::as_slice).collect();
-        // Only the checks with a threshold are queried, as Crane does.
+        // Only the checks with a threshold are queried, as Crane does, and none for a node
+        // the DaemonSet rule already calls idle.
         let node = &self.target.name;
+        let by_daemonsets = idlenode::only_daemonset_pods(&owner_slices);
         let checked = |threshold: f64, what: NodeUtilization| async move {
-            if threshold > 0.0 {
+            if threshold > 0.0 && !by_daemonsets {
                 self.fixed_window_series(&what.query(node)).await
             } else {
                 Ok(Vec::new())

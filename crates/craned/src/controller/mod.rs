@@ -451,6 +451,7 @@ async fn run_identities(
                         oom: &ctx.oom,
                         now: to_system(now),
                         cache: OnceCell::new(),
+                        forecast: OnceCell::new(),
                         history_length,
                         step,
                     };

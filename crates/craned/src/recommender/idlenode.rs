@@ -47,6 +47,13 @@ pub struct IdleNodeInput<'a> {
     pub memory_request_utilization: &'a [Sample],
 }
 
+/// Crane's first rule: every pod on the node (none counts too) is owned by a DaemonSet.
+pub fn only_daemonset_pods(pod_owner_kinds: &[&[&str]]) -> bool {
+    pod_owner_kinds
+        .iter()
+        .all(|owners| !owners.is_empty() && owners.iter().all(|k| *k == "DaemonSet"))
+}
+
 pub fn recommend(
     cfg: &IdleNodeConfig,
     node: &str,
@@ -57,11 +64,7 @@ pub fn recommend(
         description: d.to_string(),
         ..Default::default()
     };
-    let all_daemonset = input
-        .pod_owner_kinds
-        .iter()
-        .all(|owners| !owners.is_empty() && owners.iter().all(|k| *k == "DaemonSet"));
-    if all_daemonset {
+    if only_daemonset_pods(input.pod_owner_kinds) {
         return Ok(delete("Node is owned by DaemonSet"));
     }
     let checks = [
