@@ -19,16 +19,12 @@ pub use options::Args;
 
 /// Runs the binary: `check-config`, or the server until SIGTERM.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    ferrocrane_core::server::init_tracing(&args.log)?;
+    let runtime = ferrocrane_core::process::start(&args.log)?;
     if args.klog_v.is_some() || args.logtostderr.is_some() {
         tracing::warn!(
             "--v and --logtostderr are accepted for compatibility and ignored; use --log-level"
         );
     }
-    ferrocrane_core::server::limit_malloc_arenas();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
     runtime.block_on(async move {
         match args.command.clone() {
             Some(options::Command::CheckConfig(c)) => check::run(c).await,

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use ferrocrane_core::kube::ClientArgs;
+use ferrocrane_core::process::LogArgs;
 use ferrocrane_core::prometheus::{BasicAuth, PrometheusConfig, Verb};
-use ferrocrane_core::server::LogArgs;
 use serde::Deserialize;
 
 use crate::config::PromDuration;

@@ -5,6 +5,7 @@
 pub mod config;
 pub mod exposition;
 pub mod kube;
+pub mod process;
 pub mod prometheus;
 pub mod promql;
 pub mod quantity;

@@ -5,7 +5,6 @@
 //! [`datasource`] (Prometheus history), [`controller`] (the RecommendationRule controller) and
 //! [`runtime`] (wiring), configured by [`options`].
 
-use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 
 pub mod controller;
@@ -32,7 +31,7 @@ pub struct Args {
     #[command(flatten)]
     pub manager: options::ManagerArgs,
     #[command(flatten)]
-    pub log: ferrocrane_core::server::LogArgs,
+    pub log: ferrocrane_core::process::LogArgs,
 }
 
 /// One-shot commands; without one, craned runs as the manager.
@@ -53,18 +52,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             Ok(())
         }
         Some(Command::Recommend(a)) => {
-            ferrocrane_core::server::init_tracing(&args.log)?;
-            tokio::runtime::Runtime::new()?.block_on(report::run(a))
+            ferrocrane_core::process::start(&args.log)?.block_on(report::run(a))
         }
         None => {
             let settings = args.manager.resolve(&runtime::hostname())?;
-            let _ = ferrocrane_core::server::init_tracing(&args.log)?;
-            ferrocrane_core::server::limit_malloc_arenas();
-            tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()
-                .context("starting the async runtime")?
-                .block_on(runtime::run(settings))
+            ferrocrane_core::process::start(&args.log)?.block_on(runtime::run(settings))
         }
     }
 }

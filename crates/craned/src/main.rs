@@ -1,6 +1,6 @@
 use clap::Parser;
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
     let args = ferrocrane_craned::Args::parse();
-    ferrocrane_craned::run(args)
+    ferrocrane_core::process::exit_code("craned", ferrocrane_craned::run(args))
 }

@@ -38,13 +38,7 @@ impl ObjectOwnership for Sharding {
 
 pub fn run(args: Args) -> Result<()> {
     let options = options::load(&args)?;
-    let _ = ferrocrane_core::server::init_tracing(&options.log)?;
-    ferrocrane_core::server::limit_malloc_arenas();
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?
-        .block_on(run_async(args, options))
+    ferrocrane_core::process::start(&options.log)?.block_on(run_async(args, options))
 }
 
 async fn run_async(args: Args, options: Options) -> Result<()> {

@@ -1,6 +1,6 @@
 use clap::Parser;
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
     let args = ferrocrane_ksm::Args::parse();
-    ferrocrane_ksm::run(args)
+    ferrocrane_core::process::exit_code("ksm", ferrocrane_ksm::run(args))
 }

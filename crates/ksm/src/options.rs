@@ -43,7 +43,7 @@ use std::time::Duration;
 
 use clap::{ArgAction, Parser};
 use ferrocrane_core::config::{ConfigError, Validate, ValidationError, parse_yaml_str, utf8_text};
-use ferrocrane_core::server::LogArgs;
+use ferrocrane_core::process::LogArgs;
 use serde::Deserialize;
 
 use crate::families::FamilyContext;

@@ -1,5 +1,5 @@
 //! Serving: admin endpoints, TLS (including client-certificate and front-proxy
-//! authentication), graceful shutdown and tracing setup.
+//! authentication) and graceful shutdown.
 //!
 //! A TLS aggregated-API server that checks the front-proxy identity is wired like this:
 //!
@@ -36,9 +36,7 @@
 //! ```
 
 mod admin;
-mod allocator;
 mod front_proxy;
-mod logging;
 mod serve;
 mod tls;
 
@@ -48,9 +46,7 @@ mod tests;
 use std::{path::PathBuf, time::Duration};
 
 pub use admin::{AdminState, Readiness, ReadyGate, admin_router};
-pub use allocator::limit_malloc_arenas;
 pub use front_proxy::{AuthnError, FrontProxyConfig, UserInfo, front_proxy_identity};
-pub use logging::{LogArgs, LogFormat, init_tracing, log_filter};
 pub use serve::{ServeOptions, serve, serve_with, shutdown_signal};
 pub use tls::{
     ClientAuth, PeerCertificates, SELF_SIGNED_CERT_NAME, SELF_SIGNED_KEY_NAME, TlsServerConfig,
@@ -68,8 +64,6 @@ pub enum ServerError {
     Pem(PathBuf, String),
     #[error("TLS configuration: {0}")]
     Tls(String),
-    #[error("invalid log filter {0}")]
-    LogFilter(String),
     #[error("in-flight requests did not finish within {0:?}")]
     DrainTimeout(Duration),
 }

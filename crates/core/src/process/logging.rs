@@ -1,8 +1,8 @@
-//! Process-wide tracing setup shared by the three binaries, so their logs look alike.
+//! Tracing setup shared by the three binaries, so their logs look alike.
 
 use tracing_subscriber::{EnvFilter, fmt, prelude::*};
 
-use super::ServerError;
+use super::ProcessError;
 
 /// Log output format.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -37,19 +37,18 @@ impl Default for LogArgs {
 
 /// Builds the filter: `RUST_LOG` if set and non-empty (operators reach for it first when
 /// debugging), else `--log-level`.
-pub fn log_filter(args: &LogArgs) -> Result<EnvFilter, ServerError> {
+pub fn log_filter(args: &LogArgs) -> Result<EnvFilter, ProcessError> {
     match std::env::var("RUST_LOG") {
-        Ok(v) if !v.trim().is_empty() => {
-            EnvFilter::try_new(&v).map_err(|e| ServerError::LogFilter(format!("RUST_LOG={v}: {e}")))
-        }
+        Ok(v) if !v.trim().is_empty() => EnvFilter::try_new(&v)
+            .map_err(|e| ProcessError::LogFilter(format!("RUST_LOG={v}: {e}"))),
         _ => EnvFilter::try_new(&args.log_level)
-            .map_err(|e| ServerError::LogFilter(format!("--log-level={}: {e}", args.log_level))),
+            .map_err(|e| ProcessError::LogFilter(format!("--log-level={}: {e}", args.log_level))),
     }
 }
 
 /// Installs the global subscriber. Returns `Ok(false)` when one was already installed (a
 /// second call, or a test harness that set its own), which is not an error: logging works.
-pub fn init_tracing(args: &LogArgs) -> Result<bool, ServerError> {
+pub fn init_tracing(args: &LogArgs) -> Result<bool, ProcessError> {
     let filter = log_filter(args)?;
     let result = match args.log_format {
         LogFormat::Text => tracing_subscriber::registry()
