@@ -7,7 +7,6 @@ use std::sync::OnceLock;
 
 use anyhow::{Context, Result, anyhow};
 
-use crate::namespace::TestNamespace;
 use crate::process::{random_suffix, repo_root, run};
 use crate::prometheus::PrometheusHandle;
 
@@ -116,11 +115,6 @@ impl Cluster {
             self.env.var("PROMETHEUS_URL")?,
             self.env.path("PROMETHEUS_TARGETS")?,
         ))
-    }
-
-    /// A namespace for one test, deleted when the returned guard drops.
-    pub async fn namespace(&self, prefix: &str) -> Result<TestNamespace> {
-        TestNamespace::create(self, prefix).await
     }
 }
 

@@ -11,6 +11,7 @@ mod cluster;
 mod exporter;
 mod helm;
 mod history;
+pub mod layout;
 mod namespace;
 mod pods;
 mod process;

@@ -15,8 +15,16 @@ pub struct TestNamespace {
     kubeconfig: std::path::PathBuf,
 }
 
+// Beside the guard rather than in cluster.rs, so the cluster module needs nothing from here.
+impl Cluster {
+    /// A namespace for one test, deleted when the returned guard drops.
+    pub async fn namespace(&self, prefix: &str) -> Result<TestNamespace> {
+        TestNamespace::create(self, prefix).await
+    }
+}
+
 impl TestNamespace {
-    pub(crate) async fn create(cluster: &Cluster, prefix: &str) -> Result<Self> {
+    async fn create(cluster: &Cluster, prefix: &str) -> Result<Self> {
         let name = format!("{prefix}-{}", random_suffix());
         let api: kube::Api<Namespace> = kube::Api::all(cluster.client().await?);
         let ns = Namespace {
