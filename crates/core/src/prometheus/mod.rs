@@ -28,6 +28,8 @@ mod tls;
 mod token;
 
 #[cfg(test)]
+mod client_tests;
+#[cfg(test)]
 mod server_tests;
 #[cfg(test)]
 mod tls_tests;
