@@ -30,13 +30,20 @@
 //! low-frequency component and keeps the component, which halves it in the inverse); several
 //! series (a workload's pods) are summed per timestamp into one.
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use rustfft::FftPlanner;
 use rustfft::num_complex::Complex64;
 
-use super::{PredictionError, Predictor, Sample, stats};
+use super::{PredictionError, Predictor, Sample};
+
+mod analysis;
+mod series;
+
+pub use analysis::{is_peak, prediction_error};
+#[cfg(test)]
+use series::remove_extreme_outliers;
+pub use series::{aggregate, preprocess};
 
 pub const HOUR_SECS: i64 = 3600;
 pub const DAY_SECS: i64 = 24 * HOUR_SECS;
@@ -483,136 +490,6 @@ impl DspPredictor {
                         .collect(),
                 )
             }
-        }
-    }
-}
-
-/// Crane's `isPeak`: a least-squares line over `[i-k, i]` rises and one over `[i, i+k]`
-/// falls.
-pub fn is_peak(x: &[f64], i: usize, k: usize) -> bool {
-    let n = x.len();
-    if i < 1 || i + 1 > n {
-        return false;
-    }
-    let l = i.saturating_sub(k);
-    let r = (n - 1).min(i + k);
-    let rising = slope(x, l, i);
-    let falling = slope(x, i, r);
-    rising > 0.0 && falling < 0.0
-}
-
-/// The least-squares slope of `x[a..=b]` against the index (NaN for one point).
-fn slope(x: &[f64], a: usize, b: usize) -> f64 {
-    let (mut sx, mut sy, mut sxy, mut sxx) = (0.0, 0.0, 0.0, 0.0);
-    for (j, &y) in x.iter().enumerate().take(b + 1).skip(a) {
-        let xf = j as f64;
-        sx += xf;
-        sy += y;
-        sxy += xf * y;
-        sxx += xf * xf;
-    }
-    let n = (b + 1 - a) as f64;
-    (n * sxy - sx * sy) / (n * sxx - sx * sx)
-}
-
-/// Crane's `accuracy.PredictionError`: MAPE where an under-prediction by a fraction `x` counts
-/// as `-ln(1-x)/ln(1.25)`, or the MAE when an actual value is below 1e-3.
-pub fn prediction_error(actual: &[f64], predicted: &[f64]) -> f64 {
-    if actual.len() != predicted.len() || actual.is_empty() {
-        return f64::INFINITY;
-    }
-    let n = actual.len() as f64;
-    if actual.iter().all(|&a| a >= 1e-3) {
-        let e: f64 = actual
-            .iter()
-            .zip(predicted)
-            .map(|(&a, &p)| {
-                if p < a {
-                    -(1.0 - (a - p) / a).ln() / 1.25f64.ln()
-                } else {
-                    (p - a) / a
-                }
-            })
-            .sum();
-        return e / n;
-    }
-    actual
-        .iter()
-        .zip(predicted)
-        .map(|(a, p)| (a - p).abs())
-        .sum::<f64>()
-        / n
-}
-
-/// Several series summed per timestamp, in time order (one series is copied as is).
-pub fn aggregate(history: &[&[Sample]]) -> Vec<Sample> {
-    if let [one] = history {
-        let mut v = one.to_vec();
-        v.sort_by_key(|s| s.timestamp);
-        return v;
-    }
-    let mut sum: BTreeMap<i64, f64> = BTreeMap::new();
-    for s in history.iter().flat_map(|s| s.iter()) {
-        *sum.entry(s.timestamp).or_default() += s.value;
-    }
-    sum.into_iter().map(|(t, v)| Sample::new(t, v)).collect()
-}
-
-/// Crane's `fillMissingData` then `removeExtremeOutliers`: the values at every step from the
-/// first sample after the last gap above an hour, cut to whole hours from the end, and the
-/// timestamp of the last one.
-pub fn preprocess(series: &[Sample], step: i64) -> Result<(Vec<f64>, i64), PredictionError> {
-    let finite: Vec<Sample> = series
-        .iter()
-        .copied()
-        .filter(|s| s.value.is_finite())
-        .collect();
-    let Some(last) = finite.last() else {
-        return Err(PredictionError::NoSamples);
-    };
-    let mut begin = 0;
-    for i in 1..finite.len() {
-        let diff = finite[i].timestamp - finite[i - 1].timestamp;
-        if diff > HOUR_SECS {
-            begin = i;
-        }
-    }
-    let kept = &finite[begin..];
-    let mut values = Vec::with_capacity(kept.len());
-    values.push(kept[0].value);
-    for w in kept.windows(2) {
-        let diff = w[1].timestamp - w[0].timestamp;
-        if diff <= 0 || diff % step != 0 {
-            return Err(PredictionError::Unpredictable(format!(
-                "samples at {} and {} are not a whole number of {step}s steps apart",
-                w[0].timestamp, w[1].timestamp
-            )));
-        }
-        let times = diff / step;
-        let unit = (w[1].value - w[0].value) / times as f64;
-        for j in 1..times {
-            values.push(w[0].value + unit * j as f64);
-        }
-        values.push(w[1].value);
-    }
-    let per_hour = (HOUR_SECS / step) as usize;
-    let whole = values.len() / per_hour * per_hour;
-    let mut values = values.split_off(values.len() - whole);
-    remove_extreme_outliers(&mut values);
-    Ok((values, last.timestamp))
-}
-
-fn remove_extreme_outliers(values: &mut [f64]) {
-    let mut scratch = values.to_vec();
-    let (Some(high), Some(low)) = (
-        stats::percentile(&mut scratch, 99.9),
-        stats::percentile(&mut scratch, 0.1),
-    ) else {
-        return;
-    };
-    for i in 1..values.len() {
-        if values[i] > high || values[i] < low {
-            values[i] = values[i - 1];
         }
     }
 }
