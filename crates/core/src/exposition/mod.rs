@@ -13,6 +13,9 @@
 mod float;
 mod labels;
 mod negotiate;
+// A reader for checking output byte for byte; no service reads expositions, so it is built
+// only for tests (and for other crates' tests through the `test-support` feature).
+#[cfg(any(test, feature = "test-support"))]
 pub mod parse;
 #[cfg(test)]
 mod tests;
