@@ -48,8 +48,8 @@ pub(super) fn amount(parts: &Parts<'_>) -> Result<Amount, &'static str> {
     if let Some((value, scale)) = int64_amount(parts) {
         return Ok(Amount::Int64 { value, scale });
     }
-    // The arbitrary-precision path re-reads the number's text, and text without a digit
-    // (`+Pi`, `.5Ki` has one, `Pi` has none) is not a number there.
+    // The arbitrary-precision path re-reads the number's text, where no digit at all is
+    // an error: `Pi` and `+Ei` are refused although `Mi`, which fits the fast path, is zero.
     if !parts.has_digits {
         return Err("no digits");
     }
