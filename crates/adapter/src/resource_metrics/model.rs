@@ -6,11 +6,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use ferrocrane_core::prometheus::InstantSample;
+use ferrocrane_core::quantity::{QuantityFormat, format_milli};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 
-use super::quantity::{QuantityFormat, format_milli, milli_of};
+use super::quantity::milli_of;
 use crate::api::status::{Status, StatusDetails};
 
 /// The group-version every object here carries.

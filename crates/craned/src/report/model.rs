@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use ferrocrane_core::quantity::QuantityFormat::{BinarySi, DecimalSi};
+use ferrocrane_core::quantity::{format_milli, format_value};
 use serde::Serialize;
 
 use crate::prediction::Sample;
@@ -15,7 +17,6 @@ use crate::recommender::replicas::{ReplicasConfig, ReplicasInput, min_replicas};
 use crate::recommender::resource::{
     ContainerInput, OomRecord, ResourceHistogram, ResourceRecommender,
 };
-use crate::recommender::{format_bytes, format_millicores};
 
 /// A workload as the API server describes it.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,8 +69,8 @@ pub struct Requests {
 impl Requests {
     pub fn new(cpu_millis: Option<i64>, memory_bytes: Option<i64>) -> Self {
         Requests {
-            cpu: cpu_millis.map(format_millicores),
-            memory: memory_bytes.map(format_bytes),
+            cpu: cpu_millis.map(|m| format_milli(m, DecimalSi)),
+            memory: memory_bytes.map(|b| format_value(b, BinarySi)),
             cpu_millis,
             memory_bytes,
         }

@@ -2,13 +2,12 @@
 
 use ferrocrane_core::exposition::MetricType::Gauge;
 use ferrocrane_core::exposition::{Metric, sanitize_label_name};
-use ferrocrane_core::quantity::Quantity;
 use k8s_openapi::api::core::v1::{Node, NodeSpec, NodeStatus};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as KubeQuantity;
 
 use super::util::{
     annotations_family, bool_f64, condition_type_status_samples, created, deletion_timestamp,
-    labels_family,
+    labels_family, quantity_value,
 };
 use super::{FamilySpec, ResourceFamilies, Stability::*, bare, sample};
 
@@ -251,10 +250,9 @@ fn info(n: &Node) -> Vec<Metric> {
 fn resource_list(list: Option<&std::collections::BTreeMap<String, KubeQuantity>>) -> Vec<Metric> {
     let mut out = Vec::new();
     for (name, q) in list.into_iter().flatten() {
-        let Ok(parsed) = Quantity::parse(&q.0) else {
+        let Some(value) = quantity_value(q) else {
             continue;
         };
-        let value = quantity_value(&parsed);
         let mut push = |unit: &str| {
             out.push(sample(
                 &["resource", "unit"],
@@ -280,17 +278,6 @@ fn resource_list(list: Option<&std::collections::BTreeMap<String, KubeQuantity>>
         }
     }
     out
-}
-
-/// ksm's `convertValueToFloat64`: thousandths unless that would overflow.
-fn quantity_value(q: &Quantity) -> f64 {
-    const MAX_MILLI_VALUE: i64 = i64::MAX / 1000;
-    let v = q.value();
-    if v > MAX_MILLI_VALUE {
-        v as f64
-    } else {
-        q.milli_value() as f64 / 1000.0
-    }
 }
 
 /// apimachinery's `IsExtendedResourceName`.

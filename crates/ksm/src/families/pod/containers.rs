@@ -12,7 +12,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity as KubeQuantity;
 
 use super::{go_unix, node_name};
 use crate::families::sample;
-use crate::families::util::bool_f64;
+use crate::families::util::{bool_f64, convert_value_to_f64};
 
 /// The containers of the pod spec.
 pub(super) fn containers(p: &Pod) -> &[Container] {
@@ -160,7 +160,7 @@ pub(super) fn resources(
                 ));
             };
             match name.as_str() {
-                "cpu" => push("core", cpu_value(&q)),
+                "cpu" => push("core", convert_value_to_f64(&q)),
                 "storage" | "ephemeral-storage" | "memory" => push("byte", q.value() as f64),
                 _ => {
                     if name.starts_with("hugepages-") {
@@ -177,17 +177,6 @@ pub(super) fn resources(
         }
     }
     out
-}
-
-/// ksm's `convertValueToFloat64`: millis / 1000 unless the millis would overflow.
-pub(super) fn cpu_value(q: &Quantity) -> f64 {
-    const MAX_MILLI_VALUE: i64 = i64::MAX / 1000;
-    let v = q.value();
-    if v > MAX_MILLI_VALUE {
-        v as f64
-    } else {
-        q.milli_value() as f64 / 1000.0
-    }
 }
 
 /// apimachinery's `IsExtendedResourceName` as ksm copies it: a domain-prefixed name
@@ -400,14 +389,5 @@ mod tests {
         assert!(!is_extended_resource_name("a/b/c"));
         assert!(!is_extended_resource_name("example.com/"));
         assert!(!is_extended_resource_name("example.com/-gpu"));
-    }
-
-    #[test]
-    fn cpu_value_matches_convert_value_to_float64() {
-        let q = |s| Quantity::parse(s).expect("quantity");
-        assert_eq!(cpu_value(&q("250m")), 0.25);
-        assert_eq!(cpu_value(&q("1.5")), 1.5);
-        assert_eq!(cpu_value(&q("1n")), 0.001);
-        assert_eq!(cpu_value(&q("9223372036854776")), 9223372036854776.0);
     }
 }
