@@ -33,6 +33,7 @@ pub mod pod;
 pub mod poddisruptionbudget;
 pub mod replicaset;
 pub mod replicationcontroller;
+pub mod resource_name;
 pub mod resourcequota;
 pub mod role;
 pub mod rolebinding;

@@ -11,6 +11,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as KubeQuantity;
 
 use super::{go_unix, node_name};
+use crate::families::resource_name::is_extended_resource_name;
 use crate::families::sample;
 use crate::families::util::{bool_f64, convert_value_to_f64};
 
@@ -177,53 +178,6 @@ pub(super) fn resources(
         }
     }
     out
-}
-
-/// apimachinery's `IsExtendedResourceName` as ksm copies it: a domain-prefixed name
-/// outside `kubernetes.io/` that is still a qualified name once quota's `requests.`
-/// prefix is added.
-fn is_extended_resource_name(name: &str) -> bool {
-    let native = !name.contains('/') || name.contains("kubernetes.io/");
-    if native || name.starts_with("requests.") {
-        return false;
-    }
-    is_qualified_name(&format!("requests.{name}"))
-}
-
-/// apimachinery's `validation.IsQualifiedName`: `[prefix/]name`.
-fn is_qualified_name(v: &str) -> bool {
-    let parts: Vec<&str> = v.split('/').collect();
-    let name = match parts.as_slice() {
-        [name] => name,
-        [prefix, name] => {
-            if prefix.is_empty() || !is_dns1123_subdomain(prefix) {
-                return false;
-            }
-            name
-        }
-        _ => return false,
-    };
-    let b = name.as_bytes();
-    let alnum = |c: &u8| c.is_ascii_alphanumeric();
-    !b.is_empty()
-        && b.len() <= 63
-        && alnum(&b[0])
-        && alnum(&b[b.len() - 1])
-        && b.iter()
-            .all(|c| alnum(c) || matches!(c, b'-' | b'_' | b'.'))
-}
-
-/// `validation.IsDNS1123Subdomain`: dot-separated lowercase labels, at most 253 bytes.
-fn is_dns1123_subdomain(v: &str) -> bool {
-    let label_ok = |l: &str| {
-        let b = l.as_bytes();
-        let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-        !b.is_empty()
-            && alnum(&b[0])
-            && alnum(&b[b.len() - 1])
-            && b.iter().all(|c| alnum(c) || *c == b'-')
-    };
-    v.len() <= 253 && v.split('.').all(label_ok)
 }
 
 /// `kube_pod_[init_]container_state_started`: running start, else terminated start.
