@@ -75,7 +75,7 @@ pub use listers::label_selector;
 pub use model::object_not_found;
 pub use model::{
     API_VERSION, AssembleContext, ContainerMetrics, ItemMeta, MetricsList, NodeMetrics, ObjectInfo,
-    PodMetrics, QueryResults, SamplesByObject, Usage, go_duration, index_samples, node_metrics,
+    PodMetrics, QueryResults, SamplesByObject, Usage, index_samples, node_metrics,
     node_metrics_list, pod_metrics, pod_metrics_list,
 };
 pub use quantity::milli_of;

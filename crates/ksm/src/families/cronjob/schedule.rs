@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
+use ferrocrane_core::duration::GoDuration;
 use k8s_openapi::jiff::Timestamp;
 use k8s_openapi::jiff::tz::TimeZone;
 
@@ -255,118 +256,11 @@ fn parse_descriptor(descriptor: &str, zone: Zone) -> Result<Schedule, ()> {
         _ => {}
     }
     let duration = descriptor.strip_prefix("@every ").ok_or(())?;
-    let nanos = parse_go_duration(duration)?;
-    const SECOND: i64 = 1_000_000_000;
-    if nanos < SECOND {
+    let every = GoDuration::parse(duration).map_err(drop)?;
+    if every.whole_seconds() < 1 {
         return Err(());
     }
-    Ok(Schedule::Every(nanos / SECOND))
-}
-
-/// Go's `time.ParseDuration`, in nanoseconds.
-fn parse_go_duration(s: &str) -> Result<i64, ()> {
-    const LIMIT: u64 = 1 << 63;
-    let mut s = s.as_bytes();
-    let mut neg = false;
-    if let Some(&c) = s.first()
-        && (c == b'-' || c == b'+')
-    {
-        neg = c == b'-';
-        s = &s[1..];
-    }
-    if s == b"0" {
-        return Ok(0);
-    }
-    if s.is_empty() {
-        return Err(());
-    }
-    let mut d: u64 = 0;
-    while !s.is_empty() {
-        if !(s[0] == b'.' || s[0].is_ascii_digit()) {
-            return Err(());
-        }
-        // Leading integer.
-        let mut v: u64 = 0;
-        let mut i = 0;
-        while i < s.len() && s[i].is_ascii_digit() {
-            if v > LIMIT / 10 {
-                return Err(());
-            }
-            v = v * 10 + u64::from(s[i] - b'0');
-            if v > LIMIT {
-                return Err(());
-            }
-            i += 1;
-        }
-        let pre = i > 0;
-        s = &s[i..];
-        // Fraction.
-        let (mut f, mut scale, mut post) = (0u64, 1f64, false);
-        if s.first() == Some(&b'.') {
-            s = &s[1..];
-            let mut i = 0;
-            let mut overflow = false;
-            while i < s.len() && s[i].is_ascii_digit() {
-                if !overflow {
-                    if f > (LIMIT - 1) / 10 {
-                        overflow = true;
-                    } else {
-                        let y = f * 10 + u64::from(s[i] - b'0');
-                        if y > LIMIT {
-                            overflow = true;
-                        } else {
-                            f = y;
-                            scale *= 10.0;
-                        }
-                    }
-                }
-                i += 1;
-            }
-            post = i > 0;
-            s = &s[i..];
-        }
-        if !pre && !post {
-            return Err(());
-        }
-        let i = s
-            .iter()
-            .position(|&c| c == b'.' || c.is_ascii_digit())
-            .unwrap_or(s.len());
-        if i == 0 {
-            return Err(());
-        }
-        let unit: u64 = match &s[..i] {
-            b"ns" => 1,
-            b"us" | [0xc2, 0xb5, b's'] | [0xce, 0xbc, b's'] => 1_000, // us, µs (U+00B5), μs (U+03BC)
-            b"ms" => 1_000_000,
-            b"s" => 1_000_000_000,
-            b"m" => 60_000_000_000,
-            b"h" => 3_600_000_000_000,
-            _ => return Err(()),
-        };
-        s = &s[i..];
-        if v > LIMIT / unit {
-            return Err(());
-        }
-        v *= unit;
-        if f > 0 {
-            v += (f as f64 * (unit as f64 / scale)) as u64;
-            if v > LIMIT {
-                return Err(());
-            }
-        }
-        d += v;
-        if d > LIMIT {
-            return Err(());
-        }
-    }
-    if neg {
-        return Ok((d as i64).wrapping_neg());
-    }
-    if d > LIMIT - 1 {
-        return Err(());
-    }
-    Ok(d as i64)
+    Ok(Schedule::Every(every.whole_seconds()))
 }
 
 fn normalize_dow(bits: u64) -> u64 {
@@ -797,19 +691,6 @@ mod tests {
         assert!(parse_schedule("0 * * * *", Some("../etc/passwd")).is_err());
         assert!(parse_schedule("0 * * * *", Some("UTC")).is_ok());
         assert!(parse_schedule("TZ=\"UTC\" 0 * * * *", None).is_ok());
-    }
-
-    #[test]
-    fn go_durations() {
-        assert_eq!(parse_go_duration("1h30m"), Ok(5_400_000_000_000));
-        assert_eq!(parse_go_duration("1.5h"), Ok(5_400_000_000_000));
-        assert_eq!(parse_go_duration(".5s"), Ok(500_000_000));
-        assert_eq!(parse_go_duration("2\u{b5}s"), Ok(2_000));
-        assert_eq!(parse_go_duration("-1s"), Ok(-1_000_000_000));
-        assert_eq!(parse_go_duration("0"), Ok(0));
-        assert!(parse_go_duration("1").is_err());
-        assert!(parse_go_duration(".s").is_err());
-        assert!(parse_go_duration("9999999999h").is_err());
     }
 
     /// Zone-dependent cases need the system zoneinfo, as Go would.
