@@ -1,5 +1,7 @@
 //! What a request asks for, in the terms Kubernetes authorizes: apiserver's `RequestInfo`.
 
+use ferrocrane_core::server::delegated_auth::{RequestAttributes, ResourceRequest};
+
 /// The attributes of a request, as kube-apiserver's `RequestInfoFactory` derives them from the
 /// method and path. A request under `/apis/{group}/{version}/...` with at least a resource is a
 /// resource request; everything else (discovery documents, `/openapi`, `/metrics`) is a
@@ -94,6 +96,27 @@ impl RequestInfo {
             info.verb = if watch { "watch" } else { "list" }.to_owned();
         }
         info
+    }
+}
+
+impl RequestInfo {
+    /// The attributes a `SubjectAccessReview` asks about.
+    pub fn attributes(&self) -> RequestAttributes {
+        if !self.is_resource_request {
+            return RequestAttributes::NonResource {
+                verb: self.verb.clone(),
+                path: self.path.clone(),
+            };
+        }
+        RequestAttributes::Resource(ResourceRequest {
+            verb: self.verb.clone(),
+            group: self.api_group.clone(),
+            version: self.api_version.clone(),
+            namespace: self.namespace.clone(),
+            resource: self.resource.clone(),
+            subresource: self.subresource.clone(),
+            name: self.name.clone(),
+        })
     }
 }
 

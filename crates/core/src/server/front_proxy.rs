@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use http::HeaderMap;
 
+use super::delegated_auth::UserInfo;
 use super::tls::PeerCertificates;
 
 /// Which certificate names and headers identify the front proxy. Kubernetes publishes these in
@@ -37,16 +38,6 @@ impl Default for FrontProxyConfig {
             extra_prefixes: vec!["X-Remote-Extra-".into()],
         }
     }
-}
-
-/// The caller on whose behalf the front proxy made the request, as `SubjectAccessReview`
-/// wants it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct UserInfo {
-    pub username: String,
-    pub groups: Vec<String>,
-    /// Keys lower-cased and percent-decoded, as Kubernetes does.
-    pub extra: BTreeMap<String, Vec<String>>,
 }
 
 /// Why a request that looked like it came from the front proxy was refused.
@@ -131,6 +122,7 @@ pub fn front_proxy_identity(
         username,
         groups,
         extra,
+        ..UserInfo::default()
     }))
 }
 

@@ -1,5 +1,6 @@
 //! Serving: admin endpoints, TLS (including client-certificate and front-proxy
-//! authentication), graceful shutdown and tracing setup.
+//! authentication), delegated authentication and authorization, graceful shutdown and tracing
+//! setup.
 //!
 //! A TLS aggregated-API server that checks the front-proxy identity is wired like this:
 //!
@@ -37,6 +38,7 @@
 
 mod admin;
 mod allocator;
+pub mod delegated_auth;
 mod front_proxy;
 mod logging;
 mod serve;
@@ -49,7 +51,8 @@ use std::{path::PathBuf, time::Duration};
 
 pub use admin::{AdminState, Readiness, ReadyGate, admin_router};
 pub use allocator::limit_malloc_arenas;
-pub use front_proxy::{AuthnError, FrontProxyConfig, UserInfo, front_proxy_identity};
+pub use delegated_auth::UserInfo;
+pub use front_proxy::{AuthnError, FrontProxyConfig, front_proxy_identity};
 pub use logging::{LogArgs, LogFormat, init_tracing, log_filter};
 pub use serve::{ServeOptions, serve, serve_with, shutdown_signal};
 pub use tls::{
