@@ -1,6 +1,7 @@
 //! What a request asks for, in the terms Kubernetes authorizes: apiserver's `RequestInfo`.
 
 use ferrocrane_core::server::delegated_auth::{RequestAttributes, ResourceRequest};
+use ferrocrane_core::server::{UrlPart, percent_decode};
 
 /// The attributes of a request, as kube-apiserver's `RequestInfoFactory` derives them from the
 /// method and path. A request under `/apis/{group}/{version}/...` with at least a resource is a
@@ -46,7 +47,7 @@ impl RequestInfo {
             .trim_matches('/')
             .split('/')
             .filter(|p| !p.is_empty())
-            .map(|p| crate::api::percent_decode(p, false))
+            .map(|p| percent_decode(p, UrlPart::PathSegment))
             .collect();
         let parts: Vec<&str> = decoded.iter().map(String::as_str).collect();
         let rest: &[&str] = match parts.as_slice() {

@@ -26,6 +26,7 @@ use std::time::Duration;
 
 use ferrocrane_core::config::{
     ConfigError, Validate, ValidationError, load_and_validate, parse_and_validate_str,
+    parse_yaml_str, utf8_text,
 };
 use serde::{Deserialize, Deserializer};
 
@@ -365,16 +366,8 @@ pub fn load_compiled(
     name: &str,
     bytes: Vec<u8>,
 ) -> Result<(MetricsDiscoveryConfig, CompiledConfig), ConfigError> {
-    let text = String::from_utf8(bytes).map_err(|e| ConfigError::Parse {
-        file: name.to_owned(),
-        line: None,
-        column: None,
-        message: format!(
-            "not valid UTF-8 (byte offset {})",
-            e.utf8_error().valid_up_to()
-        ),
-    })?;
-    let cfg: MetricsDiscoveryConfig = ferrocrane_core::config::parse_yaml_str(name, &text)?;
+    let text = utf8_text(name, bytes)?;
+    let cfg: MetricsDiscoveryConfig = parse_yaml_str(name, &text)?;
     let compiled = cfg.compile().map_err(|error| ConfigError::Invalid {
         file: name.to_owned(),
         error,

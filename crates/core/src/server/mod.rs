@@ -41,6 +41,7 @@ mod allocator;
 pub mod delegated_auth;
 mod front_proxy;
 mod logging;
+mod percent;
 mod serve;
 mod tls;
 
@@ -54,6 +55,7 @@ pub use allocator::limit_malloc_arenas;
 pub use delegated_auth::UserInfo;
 pub use front_proxy::{AuthnError, FrontProxyConfig, front_proxy_identity};
 pub use logging::{LogArgs, LogFormat, init_tracing, log_filter};
+pub use percent::{UrlPart, percent_decode};
 pub use serve::{ServeOptions, serve, serve_with, shutdown_signal};
 pub use tls::{
     ClientAuth, PeerCertificates, SELF_SIGNED_CERT_NAME, SELF_SIGNED_KEY_NAME, TlsServerConfig,
