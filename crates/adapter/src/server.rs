@@ -18,7 +18,7 @@ use kube::Api;
 
 use crate::api::{self, ApiState};
 use crate::auth::{Auth, AuthMetrics};
-use crate::config::{CompiledConfig, load_compiled};
+use crate::loader::{CompiledConfig, load_compiled};
 use crate::options::{Args, AuthArgs};
 use crate::relist::{Registries, RelistLoop, RelistMetrics};
 use crate::resource_metrics::{self, ResourceMetricsState, SharedQueries};

@@ -9,7 +9,6 @@ pub mod custom;
 pub mod discovery;
 pub mod external;
 pub mod openapi;
-pub mod status;
 pub mod types;
 
 use axum::Router;
@@ -25,8 +24,8 @@ use kube::api::{Api, DynamicObject, ListParams};
 
 use crate::registry::{CustomMetricInfo, RegistryError};
 use crate::relist::{SharedRegistries, SharedResourceQueries};
+use crate::status::{Status, json_response};
 use custom::{CustomRequest, Described};
-use status::{Status, json_response};
 use types::{ApiResourceList, CustomVersion, ExternalMetricValueList, MetricValueList};
 
 /// What the handlers share.

@@ -34,7 +34,7 @@ use http::HeaderMap;
 
 pub use request_info::{RequestInfo, path_always_allowed};
 
-use crate::api::status::Status;
+use crate::status::Status;
 
 /// Paths served without authentication or authorization (upstream's
 /// `--authorization-always-allow-paths` default).

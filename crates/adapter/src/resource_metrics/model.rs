@@ -11,7 +11,7 @@ use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 
 use super::quantity::{QuantityFormat, format_milli, milli_of};
-use crate::api::status::{Status, StatusDetails};
+use crate::status::{Status, StatusDetails};
 
 /// The group-version every object here carries.
 pub const API_VERSION: &str = "metrics.k8s.io/v1beta1";
