@@ -610,7 +610,7 @@ fn metrics_query_and_series_query_checked_at_compile() {
 
 #[test]
 fn resource_rule_queries() {
-    let cfg: crate::config::MetricsDiscoveryConfig = crate::config::parse_str(
+    let cfg: crate::config::MetricsDiscoveryConfig = ferrocrane_core::config::parse_yaml_str(
         "t.yaml",
         r#"
 resourceRules:
@@ -633,7 +633,7 @@ resourceRules:
 "#,
     )
     .unwrap();
-    let rr = cfg.compile().unwrap().resource_rules.unwrap();
+    let rr = ResourceQueries::new(cfg.resource_rules.as_ref().unwrap()).unwrap();
     let m = mapper();
     assert_eq!(rr.window, std::time::Duration::from_secs(60));
     assert_eq!(

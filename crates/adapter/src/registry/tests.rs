@@ -1,7 +1,7 @@
 use ferrocrane_core::promql::parse_label_selector;
 
 use super::*;
-use crate::config::parse_str;
+use crate::loader::parse_str;
 use crate::naming::tests::mapper;
 
 /// Upstream's `cmd/config-gen` DefaultConfig(1m, "kube_") rules, as YAML.
@@ -634,7 +634,7 @@ fn default_config_end_to_end() {
         env!("CARGO_MANIFEST_DIR"),
         "/../../config/adapter/default-config.yaml"
     );
-    let cfg = crate::config::load(path).unwrap().compile().unwrap();
+    let cfg = crate::loader::load(path).unwrap().compile().unwrap();
     let m = mapper();
     let pod = [("namespace", "web"), ("pod", "web-0"), ("container", "app")];
     let mut r = CustomRegistry::new(cfg.rules);

@@ -13,7 +13,7 @@ use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 
 use super::quantity::milli_of;
-use crate::api::status::{Status, StatusDetails};
+use crate::status::{Status, StatusDetails};
 
 /// The group-version every object here carries.
 pub const API_VERSION: &str = "metrics.k8s.io/v1beta1";

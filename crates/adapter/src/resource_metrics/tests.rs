@@ -376,7 +376,7 @@ async fn call(
 }
 
 fn default_queries() -> crate::naming::ResourceQueries {
-    crate::config::parse_str(
+    crate::loader::parse_str(
         "default-config.yaml",
         include_str!("../../../../config/adapter/default-config.yaml"),
     )
