@@ -8,28 +8,20 @@ use serde::de::DeserializeOwned;
 
 use crate::families::{self, FamilyContext, ResourceFamilies};
 use crate::store::MetricsStore;
-use crate::telemetry::Telemetry;
-use crate::watch::{ListSettings, ObjectOwnership, WatchContext, run_watcher};
+use crate::watch::{OnSynced, RenderObject, Scope, WatchSettings, WatchedResource};
 
 /// Whether a family (by name, and whether it is opt-in) is exported.
 pub type FamilyPredicate = Arc<dyn Fn(&str, bool) -> bool + Send + Sync>;
 
-/// Where and what to watch for one resource.
+/// What to watch for one resource, besides what every watcher shares.
 pub struct ResourcePlan {
-    pub client: Client,
-    /// Namespaces to watch; empty means all (cluster-scoped resources ignore it).
-    pub namespaces: Vec<String>,
-    /// Field selector for namespaced resources watched cluster-wide, e.g. a namespace denylist.
-    pub namespace_field_selector: Option<String>,
+    pub watch: WatchSettings,
     /// Extra field selector for this resource (pods on one node with `--node`).
     pub field_selector: Option<String>,
     pub ctx: FamilyContext,
     pub family_enabled: FamilyPredicate,
-    pub ownership: Arc<dyn ObjectOwnership>,
-    pub telemetry: Telemetry,
-    pub list: ListSettings,
     /// Called once per watcher when its first list is complete.
-    pub on_synced: Arc<dyn Fn() + Send + Sync>,
+    pub on_synced: OnSynced,
 }
 
 pub struct StartedResource {
@@ -48,6 +40,19 @@ where
     Api::namespaced(client, ns)
 }
 
+/// A built-in resource's enabled families, with the settings they read.
+struct FamilyRenderer<K> {
+    families: ResourceFamilies<K>,
+    enabled: Vec<usize>,
+    ctx: FamilyContext,
+}
+
+impl<K: Send + Sync> RenderObject<K> for FamilyRenderer<K> {
+    fn render(&self, obj: &K) -> Option<Vec<Vec<u8>>> {
+        Some(self.families.render(obj, &self.ctx, &self.enabled))
+    }
+}
+
 fn start_typed<K>(
     families: ResourceFamilies<K>,
     scope: NamespacedApi<K>,
@@ -60,45 +65,24 @@ where
         .filter(|&i| (plan.family_enabled)(families.families[i].name, families.families[i].opt_in))
         .collect();
     let store = Arc::new(MetricsStore::new(&families, &enabled));
-    let families = Arc::new(families);
-    let enabled = Arc::new(enabled);
-    let ctx = Arc::new(plan.ctx.clone());
-    let mut targets: Vec<(Api<K>, Option<String>)> = Vec::new();
-    let selectors = |ns_selector: Option<&str>| -> Option<String> {
-        let parts: Vec<&str> = ns_selector
-            .into_iter()
-            .chain(plan.field_selector.as_deref())
-            .collect();
-        (!parts.is_empty()).then(|| parts.join(","))
+    let resource = WatchedResource {
+        scope: match scope {
+            Some(_) => Scope::Namespaced,
+            None => Scope::Cluster,
+        },
+        field_selector: plan.field_selector.clone(),
+        render: Arc::new(FamilyRenderer {
+            families,
+            enabled,
+            ctx: plan.ctx.clone(),
+        }),
+        store: store.clone(),
     };
-    match scope {
-        Some(namespaced) if !plan.namespaces.is_empty() => {
-            for ns in &plan.namespaces {
-                targets.push((namespaced(plan.client.clone(), ns), selectors(None)));
-            }
-        }
-        Some(_) => targets.push((
-            Api::all(plan.client.clone()),
-            selectors(plan.namespace_field_selector.as_deref()),
-        )),
-        None => targets.push((Api::all(plan.client.clone()), selectors(None))),
-    }
-    let mut tasks = Vec::with_capacity(targets.len());
-    for (api, fields) in targets {
-        let config = plan.list.watcher_config(fields.as_deref());
-        let on_synced = plan.on_synced.clone();
-        let wc = WatchContext {
-            families: families.clone(),
-            enabled: enabled.clone(),
-            ctx: ctx.clone(),
-            store: store.clone(),
-            ownership: plan.ownership.clone(),
-            telemetry: plan.telemetry.clone(),
-            list: plan.list,
-            on_synced: Box::new(move || on_synced()),
-        };
-        tasks.push(tokio::spawn(run_watcher(api, config, wc)));
-    }
+    let api = move |client: Client, ns: Option<&str>| match (scope, ns) {
+        (Some(namespaced), Some(ns)) => namespaced(client, ns),
+        _ => Api::all(client),
+    };
+    let tasks = plan.watch.spawn(&resource, api, plan.on_synced.clone());
     StartedResource { store, tasks }
 }
 

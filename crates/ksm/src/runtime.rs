@@ -8,6 +8,7 @@
 //! the stores are swapped and the old watchers stopped. A scrape never sees a half-built
 //! engine.
 
+use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
@@ -31,7 +32,7 @@ use crate::registry::{FamilyPredicate, ResourcePlan, start};
 use crate::sharding::Sharding;
 use crate::store::MetricsStore;
 use crate::telemetry::Telemetry;
-use crate::watch::ListSettings;
+use crate::watch::{ListSettings, NamespacePlan, WatchSettings};
 
 /// How often discovery is refreshed to notice CRDs created or deleted after start.
 const DISCOVERY_INTERVAL: Duration = Duration::from_secs(5);
@@ -64,6 +65,26 @@ pub struct Serving {
     /// Custom-resource stores; their set changes as CRDs come and go.
     pub custom: Option<CustomResourceStores>,
     pub gzip: bool,
+}
+
+impl Serving {
+    /// The resource names (built-in and custom) of every store, which are also the
+    /// `resource` label of their telemetry.
+    pub fn resources(&self) -> BTreeSet<&'static str> {
+        crate::http::scrape_stores(self)
+            .iter()
+            .map(|s| s.resource())
+            .collect()
+    }
+
+    /// What this set of stores exports and `next` does not: the telemetry to forget when
+    /// `next` replaces it.
+    pub fn resources_not_in(&self, next: &Serving) -> Vec<&'static str> {
+        self.resources()
+            .difference(&next.resources())
+            .copied()
+            .collect()
+    }
 }
 
 /// The stores scrapes read, swapped whole on reload.
@@ -119,24 +140,28 @@ impl Engine {
         let (synced_tx, synced_rx) = watch::channel(false);
         let synced_tx = Arc::new(synced_tx);
         let pending = Arc::new(AtomicUsize::new(0));
-        let ownership: Arc<Sharding> = Arc::new(spec.sharding);
+        let watch = WatchSettings {
+            client: client.clone(),
+            namespaces: NamespacePlan {
+                namespaces: spec.namespaces.clone(),
+                denylist_selector: spec.namespace_field_selector.clone(),
+            },
+            ownership: Arc::new(spec.sharding),
+            telemetry: telemetry.clone(),
+            list: spec.list,
+        };
         let mut stores = Vec::new();
         let mut tasks = Vec::new();
         for resource in &spec.resources {
             let pending_for_cb = pending.clone();
             let synced = synced_tx.clone();
             let plan = ResourcePlan {
-                client: client.clone(),
-                namespaces: spec.namespaces.clone(),
-                namespace_field_selector: spec.namespace_field_selector.clone(),
+                watch: watch.clone(),
                 field_selector: (resource == "pods")
                     .then(|| spec.pod_field_selector.clone())
                     .flatten(),
                 ctx: (spec.context_for)(resource),
                 family_enabled: spec.family_enabled.clone(),
-                ownership: ownership.clone(),
-                telemetry: telemetry.clone(),
-                list: spec.list,
                 on_synced: Arc::new(move || {
                     if pending_for_cb.fetch_sub(1, Ordering::SeqCst) == 1 {
                         synced.send_replace(true);
@@ -154,17 +179,11 @@ impl Engine {
         }
         let custom = spec.custom_resources.as_ref().map(|config| {
             run_custom_resources(
-                client.clone(),
                 (**config).clone(),
                 discovery.mapper(),
+                watch.clone(),
                 CustomResourceOptions {
-                    namespaces: spec.namespaces.clone(),
-                    ownership: spec
-                        .sharding
-                        .is_sharded()
-                        .then(|| ownership.clone() as Arc<dyn crate::watch::ObjectOwnership>),
                     family_enabled: Some(spec.family_enabled.clone()),
-                    list: spec.list,
                 },
             )
         });
@@ -330,19 +349,63 @@ async fn follow_specs(
         }
         *serving.write().unwrap_or_else(|e| e.into_inner()) = next.serving.clone();
         telemetry.set_sharding(spec.sharding.shard, spec.sharding.total);
-        telemetry.forget_resources(
-            engine
-                .serving
-                .stores
-                .iter()
-                .map(|s| s.resource())
-                .filter(|r| !spec.resources.iter().any(|n| n == r)),
-        );
-        // Dropping the old engine stops its watchers.
+        let dropped = engine.serving.resources_not_in(&next.serving);
+        // Dropping the old engine stops its watchers; then their object gauges can go.
         engine = next;
+        telemetry.forget_resources(dropped);
         tracing::info!("configuration applied");
     }
     // The spec source ended (shutdown); keep the engine until the process stops.
     let _engine = engine;
     std::future::pending::<()>().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::families::configmap;
+
+    fn builtin(
+        resource: fn() -> crate::families::ResourceFamilies<k8s_openapi::api::core::v1::ConfigMap>,
+    ) -> Arc<MetricsStore> {
+        Arc::new(MetricsStore::new(&resource(), &[0]))
+    }
+
+    fn custom(plural: &str) -> CustomResourceStores {
+        let r = crate::custom_resource::config::Resource {
+            group_version_kind: crate::custom_resource::config::GroupVersionKind::new(
+                "myteam.io",
+                "v1",
+                "Foo",
+            ),
+            ..Default::default()
+        };
+        let compiled = crate::custom_resource::CompiledResource::compile(&r, &r.group_version_kind)
+            .expect("compiles");
+        let stores = CustomResourceStores::default();
+        stores.insert(format!("0/{plural}"), Arc::new(compiled.new_store(plural)));
+        stores
+    }
+
+    #[test]
+    fn a_reload_forgets_the_telemetry_of_builtin_and_custom_resources_it_drops() {
+        let old = Serving {
+            stores: vec![builtin(configmap::families)],
+            custom: Some(custom("foos")),
+            gzip: false,
+        };
+        let same = Serving {
+            stores: vec![builtin(configmap::families)],
+            custom: Some(custom("foos")),
+            gzip: false,
+        };
+        assert!(old.resources_not_in(&same).is_empty());
+        let none = Serving {
+            stores: vec![],
+            custom: None,
+            gzip: false,
+        };
+        assert_eq!(old.resources_not_in(&none), ["configmaps", "foos"]);
+        assert!(none.resources_not_in(&old).is_empty());
+    }
 }
