@@ -171,12 +171,15 @@ impl Telemetry {
             .inc();
     }
 
-    /// The watcher does not say whether a list or a watch failed; both are counted as the
-    /// watch error upstream reports, since every failure restarts the watch.
-    pub fn watch_failed(&self, resource: &str, _error: &kube::runtime::watcher::Error) {
-        self.watch_total
-            .with_label_values(&["error", resource])
-            .inc();
+    /// A failed list counts as `kube_state_metrics_list_total{result="error"}`, anything
+    /// else (starting or keeping the watch) as the watch error, as upstream's instrumented
+    /// ListerWatcher counts its List and Watch calls.
+    pub fn watch_failed(&self, resource: &str, error: &kube::runtime::watcher::Error) {
+        let counter = match error {
+            kube::runtime::watcher::Error::InitialListFailed(_) => &self.list_total,
+            _ => &self.watch_total,
+        };
+        counter.with_label_values(&["error", resource]).inc();
     }
 
     /// Drops the object gauge of resources no longer watched (after a reload), so a
@@ -216,6 +219,25 @@ mod tests {
         let text = exposition(&t);
         assert!(text.contains("kube_state_metrics_list_objects{resource=\"pods\"} 3"));
         assert!(!text.contains("resource=\"secrets\""), "{text}");
+    }
+
+    #[test]
+    fn a_failed_list_is_a_list_error_and_anything_else_a_watch_error() {
+        use kube::runtime::watcher::Error;
+        let t = Telemetry::new().expect("telemetry");
+        let list_error = Error::InitialListFailed(kube::Error::LinesCodecMaxLineLengthExceeded);
+        t.watch_failed("pods", &list_error);
+        t.watch_failed("pods", &Error::NoResourceVersion);
+        t.watch_failed("pods", &Error::NoResourceVersion);
+        let text = exposition(&t);
+        assert!(
+            text.contains("kube_state_metrics_list_total{resource=\"pods\",result=\"error\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("kube_state_metrics_watch_total{resource=\"pods\",result=\"error\"} 2"),
+            "{text}"
+        );
     }
 
     #[test]
