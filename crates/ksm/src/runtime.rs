@@ -8,7 +8,6 @@
 //! the stores are swapped and the old watchers stopped. A scrape never sees a half-built
 //! engine.
 
-use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
@@ -23,14 +22,13 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::custom_resource::{
-    CustomResourceOptions, CustomResourceRuntime, CustomResourceStateConfig, CustomResourceStores,
-    run_custom_resources,
+    CustomResourceOptions, CustomResourceRuntime, CustomResourceStateConfig, run_custom_resources,
 };
 use crate::families::FamilyContext;
 use crate::http::{MetricsState, router};
 use crate::registry::{FamilyPredicate, ResourcePlan, start};
 use crate::sharding::Sharding;
-use crate::store::MetricsStore;
+use crate::store::{Serving, SharedServing};
 use crate::telemetry::Telemetry;
 use crate::watch::{ListSettings, NamespacePlan, WatchSettings};
 
@@ -58,37 +56,6 @@ pub struct EngineSpec {
     pub custom_resources: Option<Arc<CustomResourceStateConfig>>,
     pub gzip: bool,
 }
-
-/// What a scrape reads: one consistent set of stores.
-pub struct Serving {
-    pub stores: Vec<Arc<MetricsStore>>,
-    /// Custom-resource stores; their set changes as CRDs come and go.
-    pub custom: Option<CustomResourceStores>,
-    pub gzip: bool,
-}
-
-impl Serving {
-    /// The resource names (built-in and custom) of every store, which are also the
-    /// `resource` label of their telemetry.
-    pub fn resources(&self) -> BTreeSet<&'static str> {
-        crate::http::scrape_stores(self)
-            .iter()
-            .map(|s| s.resource())
-            .collect()
-    }
-
-    /// What this set of stores exports and `next` does not: the telemetry to forget when
-    /// `next` replaces it.
-    pub fn resources_not_in(&self, next: &Serving) -> Vec<&'static str> {
-        self.resources()
-            .difference(&next.resources())
-            .copied()
-            .collect()
-    }
-}
-
-/// The stores scrapes read, swapped whole on reload.
-pub type SharedServing = Arc<RwLock<Arc<Serving>>>;
 
 /// Running watchers for one [`EngineSpec`]; dropping it stops them.
 pub struct Engine {
@@ -358,54 +325,4 @@ async fn follow_specs(
     // The spec source ended (shutdown); keep the engine until the process stops.
     let _engine = engine;
     std::future::pending::<()>().await;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::families::configmap;
-
-    fn builtin(
-        resource: fn() -> crate::families::ResourceFamilies<k8s_openapi::api::core::v1::ConfigMap>,
-    ) -> Arc<MetricsStore> {
-        Arc::new(MetricsStore::new(&resource(), &[0]))
-    }
-
-    fn custom(plural: &str) -> CustomResourceStores {
-        let r = crate::custom_resource::config::Resource {
-            group_version_kind: crate::custom_resource::config::GroupVersionKind::new(
-                "myteam.io",
-                "v1",
-                "Foo",
-            ),
-            ..Default::default()
-        };
-        let compiled = crate::custom_resource::CompiledResource::compile(&r, &r.group_version_kind)
-            .expect("compiles");
-        let stores = CustomResourceStores::default();
-        stores.insert(format!("0/{plural}"), Arc::new(compiled.new_store(plural)));
-        stores
-    }
-
-    #[test]
-    fn a_reload_forgets_the_telemetry_of_builtin_and_custom_resources_it_drops() {
-        let old = Serving {
-            stores: vec![builtin(configmap::families)],
-            custom: Some(custom("foos")),
-            gzip: false,
-        };
-        let same = Serving {
-            stores: vec![builtin(configmap::families)],
-            custom: Some(custom("foos")),
-            gzip: false,
-        };
-        assert!(old.resources_not_in(&same).is_empty());
-        let none = Serving {
-            stores: vec![],
-            custom: None,
-            gzip: false,
-        };
-        assert_eq!(old.resources_not_in(&none), ["configmaps", "foos"]);
-        assert!(none.resources_not_in(&old).is_empty());
-    }
 }

@@ -12,9 +12,8 @@
 //!   longer lists a resolved GVK, its watcher stops and its store is dropped.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
-use ferrocrane_core::exposition::Format;
 use ferrocrane_core::kube::{ResourceMapper, ResourceMapping, SharedMapper};
 use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject};
@@ -23,66 +22,8 @@ use tokio::task::JoinHandle;
 use super::config::{CustomResourceStateConfig, GroupVersionKind, Resource};
 use super::metrics::CompiledResource;
 use crate::registry::FamilyPredicate;
-use crate::store::MetricsStore;
+use crate::store::CustomResourceStores;
 use crate::watch::{RenderObject, Scope, WatchSettings, WatchedResource};
-
-/// The live set of custom-resource stores, shared with the HTTP layer. Stores come and
-/// go as CRDs appear and disappear, so the layer takes a [`Self::snapshot`] per scrape.
-#[derive(Clone, Default)]
-pub struct CustomResourceStores {
-    inner: Arc<RwLock<BTreeMap<String, Arc<MetricsStore>>>>,
-}
-
-impl std::fmt::Debug for CustomResourceStores {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CustomResourceStores")
-            .field("keys", &self.keys())
-            .finish()
-    }
-}
-
-impl CustomResourceStores {
-    /// The current stores, ordered by configuration entry then GVK.
-    pub fn snapshot(&self) -> Vec<Arc<MetricsStore>> {
-        self.inner
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .cloned()
-            .collect()
-    }
-
-    /// `"<config index>/<group>/<version>/<kind>"` of every running store.
-    pub fn keys(&self) -> Vec<String> {
-        self.inner
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .keys()
-            .cloned()
-            .collect()
-    }
-
-    /// Every store's families, as `MetricsStore::write_all` writes them.
-    pub fn write_all(&self, out: &mut Vec<u8>, format: Format) {
-        for store in self.snapshot() {
-            store.write_all(out, format);
-        }
-    }
-
-    pub(crate) fn insert(&self, key: String, store: Arc<MetricsStore>) {
-        self.inner
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key, store);
-    }
-
-    fn remove(&self, key: &str) -> Option<Arc<MetricsStore>> {
-        self.inner
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(key)
-    }
-}
 
 /// What only custom resources need; the rest is the engine's [`WatchSettings`].
 #[derive(Clone, Default)]
@@ -370,6 +311,7 @@ mod tests {
     use crate::sharding::Sharding;
     use crate::telemetry::Telemetry;
     use crate::watch::{ListSettings, NamespacePlan, WatchContext, WatchTarget, apply_events};
+    use ferrocrane_core::exposition::Format;
     use kube::runtime::watcher::{self, Event};
     use prometheus::Encoder;
 
