@@ -14,7 +14,8 @@ use ferrocrane_e2e::{Cluster, wait_until};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 
 use ksm_support::{
-    TestCrd, get, sample_value, scrape, start_ksm, temp_dir, wait_for_scrape, widget_crs_config,
+    Ksm, TestCrd, get, sample_value, scrape, start_ksm, temp_dir, wait_for_scrape,
+    widget_crs_config,
 };
 
 #[tokio::test]
@@ -167,6 +168,22 @@ async fn custom_resource_metrics_follow_a_crd_created_after_start() -> Result<()
     Ok(())
 }
 
+/// ksm exporting only the widgets (inline configuration), with one namespace flag.
+async fn start_widgets_only(cluster: &Cluster, crd: &TestCrd, namespaces: String) -> Result<Ksm> {
+    start_ksm(
+        cluster,
+        &[
+            "--custom-resource-state-only".to_string(),
+            format!(
+                "--custom-resource-state-config={}",
+                widget_crs_config(&crd.group, "widget_replicas")
+            ),
+            namespaces,
+        ],
+    )
+    .await
+}
+
 #[tokio::test]
 async fn custom_resource_state_only_serves_nothing_else() -> Result<()> {
     let cluster = Cluster::get()?;
@@ -182,18 +199,7 @@ async fn custom_resource_state_only_serves_nothing_else() -> Result<()> {
     )
     .await?;
     // Inline configuration this time.
-    let ksm = start_ksm(
-        cluster,
-        &[
-            "--custom-resource-state-only".to_string(),
-            format!(
-                "--custom-resource-state-config={}",
-                widget_crs_config(&crd.group, "widget_replicas")
-            ),
-            format!("--namespaces={}", ns.name),
-        ],
-    )
-    .await?;
+    let ksm = start_widgets_only(cluster, &crd, format!("--namespaces={}", ns.name)).await?;
     let text = wait_for_scrape("the widget", &ksm.metrics, |t| {
         t.contains("kube_customresource_widget_replicas{")
     })
@@ -243,16 +249,10 @@ async fn custom_resources_follow_the_namespace_denylist_and_count_in_telemetry()
         )
         .await?;
     // All namespaces but one: one cluster-wide watch with a metadata.namespace!= selector.
-    let ksm = start_ksm(
+    let ksm = start_widgets_only(
         cluster,
-        &[
-            "--custom-resource-state-only".to_string(),
-            format!(
-                "--custom-resource-state-config={}",
-                widget_crs_config(&crd.group, "widget_replicas")
-            ),
-            format!("--namespaces-denylist={}", denied.name),
-        ],
+        &crd,
+        format!("--namespaces-denylist={}", denied.name),
     )
     .await?;
     let text = wait_for_scrape("the kept widget", &ksm.metrics, |t| {

@@ -198,17 +198,21 @@ impl Telemetry {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use prometheus::Encoder;
-
-    fn exposition(t: &Telemetry) -> String {
+impl Telemetry {
+    /// The self-metrics as the telemetry port serves them.
+    pub(crate) fn exposition(&self) -> String {
+        use prometheus::Encoder;
         let mut out = Vec::new();
         prometheus::TextEncoder::new()
-            .encode(&t.registry.gather(), &mut out)
+            .encode(&self.registry.gather(), &mut out)
             .expect("encode");
         String::from_utf8(out).expect("utf8")
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     #[test]
     fn forgotten_resources_leave_the_object_gauge() {
@@ -216,7 +220,7 @@ mod tests {
         t.set_objects("pods", 3);
         t.set_objects("secrets", 1);
         t.forget_resources(["secrets", "never-seen"]);
-        let text = exposition(&t);
+        let text = t.exposition();
         assert!(text.contains("kube_state_metrics_list_objects{resource=\"pods\"} 3"));
         assert!(!text.contains("resource=\"secrets\""), "{text}");
     }
@@ -229,7 +233,7 @@ mod tests {
         t.watch_failed("pods", &list_error);
         t.watch_failed("pods", &Error::NoResourceVersion);
         t.watch_failed("pods", &Error::NoResourceVersion);
-        let text = exposition(&t);
+        let text = t.exposition();
         assert!(
             text.contains("kube_state_metrics_list_total{resource=\"pods\",result=\"error\"} 1"),
             "{text}"
@@ -247,7 +251,7 @@ mod tests {
         t.config_loaded(ConfigKind::Options, "/etc/ksm/config.yaml", at, u64::MAX);
         t.config_loaded(ConfigKind::CustomResourceState, "crs.yaml", at, 7);
         t.config_failed(ConfigKind::CustomResourceState, "crs.yaml");
-        let text = exposition(&t);
+        let text = t.exposition();
         for line in [
             "kube_state_metrics_last_config_reload_successful{filename=\"/etc/ksm/config.yaml\",type=\"config\"} 1",
             "kube_state_metrics_last_config_reload_successful{filename=\"crs.yaml\",type=\"customresourceconfig\"} 0",

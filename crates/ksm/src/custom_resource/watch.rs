@@ -313,7 +313,6 @@ mod tests {
     use crate::watch::{ListSettings, NamespacePlan, WatchContext, WatchTarget, apply_events};
     use ferrocrane_core::exposition::Format;
     use kube::runtime::watcher::{self, Event};
-    use prometheus::Encoder;
 
     fn mapping(group: &str, versions: &[&str], kind: &str, plural: &str) -> ResourceMapping {
         ResourceMapping {
@@ -555,11 +554,7 @@ mod tests {
         ];
         apply_events(futures::stream::iter(events), wc).await;
         assert_eq!(store.len(), 2);
-        let mut out = Vec::new();
-        prometheus::TextEncoder::new()
-            .encode(&telemetry.registry.gather(), &mut out)
-            .expect("encode");
-        let text = String::from_utf8(out).expect("utf8");
+        let text = telemetry.exposition();
         for line in [
             "kube_state_metrics_list_total{resource=\"foos\",result=\"success\"} 1",
             "kube_state_metrics_watch_total{resource=\"foos\",result=\"success\"} 1",

@@ -3,7 +3,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use ferrocrane_core::exposition::{Format, MetricType};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::ObjectMeta;
-use prometheus::Encoder;
 
 use super::*;
 use crate::families::{FamilySpec, ResourceFamilies, Stability, bare};
@@ -48,12 +47,12 @@ fn cm(name: &str, uid: &str) -> ConfigMap {
     }
 }
 
-fn gather(t: &Telemetry) -> String {
-    let mut out = Vec::new();
-    prometheus::TextEncoder::new()
-        .encode(&t.registry.gather(), &mut out)
-        .expect("encode");
-    String::from_utf8(out).expect("utf8")
+/// A complete (re)list of `objects`, as the watcher reports one.
+fn listed(objects: Vec<ConfigMap>) -> Vec<watcher::Result<Event<ConfigMap>>> {
+    let mut events = vec![Ok(Event::Init)];
+    events.extend(objects.into_iter().map(|o| Ok(Event::InitApply(o))));
+    events.push(Ok(Event::InitDone));
+    events
 }
 
 fn scrape(store: &MetricsStore) -> String {
@@ -99,23 +98,14 @@ const ALL: Sharding = Sharding { shard: 0, total: 1 };
 
 #[tokio::test]
 async fn a_relist_drops_what_the_api_server_no_longer_has() {
-    let r = run(
-        vec![
-            Ok(Event::Init),
-            Ok(Event::InitApply(cm("a", "1"))),
-            Ok(Event::InitApply(cm("b", "2"))),
-            Ok(Event::InitDone),
-            Ok(Event::Apply(cm("c", "3"))),
-            Ok(Event::Delete(cm("a", "1"))),
-            Err(watcher::Error::NoResourceVersion),
-            Ok(Event::Init),
-            Ok(Event::InitApply(cm("c", "3"))),
-            Ok(Event::InitDone),
-        ],
-        ALL,
-        ListSettings::default(),
-    )
-    .await;
+    let mut events = listed(vec![cm("a", "1"), cm("b", "2")]);
+    events.extend([
+        Ok(Event::Apply(cm("c", "3"))),
+        Ok(Event::Delete(cm("a", "1"))),
+        Err(watcher::Error::NoResourceVersion),
+    ]);
+    events.extend(listed(vec![cm("c", "3")]));
+    let r = run(events, ALL, ListSettings::default()).await;
     let text = scrape(&r.store);
     assert!(text.contains("x{name=\"c\"} 1"), "{text}");
     assert!(
@@ -123,7 +113,7 @@ async fn a_relist_drops_what_the_api_server_no_longer_has() {
         "{text}"
     );
     assert_eq!(r.synced.load(Ordering::SeqCst), 1, "on_synced runs once");
-    let t = gather(&r.telemetry);
+    let t = r.telemetry.exposition();
     for line in [
         "kube_state_metrics_list_total{resource=\"configmaps\",result=\"success\"} 2",
         "kube_state_metrics_watch_total{resource=\"configmaps\",result=\"success\"} 2",
@@ -136,14 +126,10 @@ async fn a_relist_drops_what_the_api_server_no_longer_has() {
 
 #[tokio::test]
 async fn the_object_limit_counts_each_list_and_sharding_skips_foreign_uids() {
+    let mut events = listed(vec![cm("a", "1"), cm("b", "2")]);
+    events.push(Ok(Event::Apply(cm("c", "3"))));
     let limited = run(
-        vec![
-            Ok(Event::Init),
-            Ok(Event::InitApply(cm("a", "1"))),
-            Ok(Event::InitApply(cm("b", "2"))),
-            Ok(Event::InitDone),
-            Ok(Event::Apply(cm("c", "3"))),
-        ],
+        events,
         ALL,
         ListSettings {
             use_apiserver_cache: false,
@@ -155,9 +141,7 @@ async fn the_object_limit_counts_each_list_and_sharding_skips_foreign_uids() {
 
     let shard = Sharding { shard: 0, total: 2 };
     let uids: Vec<String> = (0..20).map(|i| format!("uid-{i}")).collect();
-    let mut events = vec![Ok(Event::Init)];
-    events.extend(uids.iter().map(|u| Ok(Event::InitApply(cm(u, u)))));
-    events.push(Ok(Event::InitDone));
+    let events = listed(uids.iter().map(|u| cm(u, u)).collect());
     let sharded = run(events, shard, ListSettings::default()).await;
     let owned = uids.iter().filter(|u| shard.owns(u)).count();
     assert!(owned > 0 && owned < uids.len());
