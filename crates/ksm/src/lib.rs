@@ -10,6 +10,7 @@ pub mod auth_filter;
 pub mod basic_auth;
 pub mod custom_resource;
 pub mod families;
+pub mod field_selector;
 pub mod filters;
 pub mod http;
 pub mod options;

@@ -13,6 +13,12 @@ use ferrocrane_core::exposition::Format;
 
 use crate::families::{FamilySpec, ResourceFamilies};
 
+mod custom;
+mod serving;
+
+pub use custom::CustomResourceStores;
+pub use serving::{Serving, SharedServing, scrape_stores};
+
 /// The HELP/TYPE lines of one family, pre-rendered for both formats.
 #[derive(Debug, Clone)]
 struct Header {
