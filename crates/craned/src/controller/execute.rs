@@ -1,11 +1,9 @@
 //! Running one recommender on one target: gather what it needs (the workload's pod template,
 //! pods, history), call the pure recommender, and return its proposal.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use ferrocrane_core::quantity::Quantity;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::{PersistentVolume, Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
@@ -19,13 +17,16 @@ use tokio::sync::OnceCell;
 use super::status::RunError;
 use super::targets::Target;
 use crate::crd::recommenders;
-use crate::datasource::{History, NetDirection, NodeUtilization, WorkloadHistory, pods_net_query};
+use crate::datasource::{
+    History, NetDirection, NodeUtilization, WorkloadHistory, pods_net_query, workload_window,
+};
 use crate::prediction::Sample;
 use crate::prediction::dsp::{DspConfig, DspPredictor};
 use crate::recommender::resource::{
     ContainerInput, OomRecord, ResourceConfig, ResourceRecommender,
 };
 use crate::recommender::{Config, Proposal, hpa, idlenode, replicas, service, volume};
+use crate::workload::{spec_replicas, template_containers};
 
 /// OOM kills of a target's containers (from the OOM recorder, matched by owner references).
 pub type OomSource = Arc<dyn Fn(&Target) -> Vec<OomRecord> + Send + Sync>;
@@ -65,50 +66,6 @@ async fn next_week_forecast(cpu: &[Sample]) -> Vec<Sample> {
 /// recommender's window (Crane hard-codes it for both).
 const FIXED_HISTORY: Duration = Duration::from_secs(7 * 24 * 3600);
 const FIXED_STEP: Duration = Duration::from_secs(60);
-
-/// A container of the pod template with its requests.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TemplateContainer {
-    pub name: String,
-    pub cpu_millis: Option<i64>,
-    pub memory_bytes: Option<i64>,
-}
-
-/// `spec.template.spec.containers` of a workload (any kind with a pod template).
-pub fn template_containers(obj: &Value) -> Vec<TemplateContainer> {
-    let Some(cs) = obj
-        .pointer("/spec/template/spec/containers")
-        .and_then(Value::as_array)
-    else {
-        return Vec::new();
-    };
-    cs.iter()
-        .filter_map(|c| {
-            let name = c.get("name")?.as_str()?.to_string();
-            let req = |r: &str| {
-                c.pointer(&format!("/resources/requests/{r}"))
-                    .and_then(|q| match q {
-                        Value::String(s) => Quantity::parse(s).ok(),
-                        Value::Number(n) => Quantity::parse(&n.to_string()).ok(),
-                        _ => None,
-                    })
-            };
-            Some(TemplateContainer {
-                name,
-                cpu_millis: req("cpu").map(|q| q.milli_value()),
-                memory_bytes: req("memory").map(|q| q.value()),
-            })
-        })
-        .collect()
-}
-
-/// `spec.replicas`, defaulting to 1 as the API server does.
-pub fn spec_replicas(obj: &Value) -> i32 {
-    obj.pointer("/spec/replicas")
-        .and_then(Value::as_i64)
-        .map(|r| r.clamp(0, i64::from(i32::MAX)) as i32)
-        .unwrap_or(1)
-}
 
 /// Pods available for at least `min_ready_secs` at `now` (Ready condition True since then).
 pub fn available_pods(
@@ -201,9 +158,7 @@ impl TargetRun<'_> {
             .get_or_try_init(|| async {
                 self.history
                     .workload(
-                        &self.target.namespace,
-                        &self.target.name,
-                        &self.target.kind,
+                        &self.target.usage_queries(),
                         self.now,
                         self.history_length,
                         self.step,
@@ -593,46 +548,14 @@ pub fn history_window(resource: Option<&Config>) -> (Duration, Duration) {
         .and_then(|c| ResourceConfig::from_config(c).ok())
         .or_else(|| ResourceConfig::from_config(&Config::default()).ok());
     match cfg {
-        Some(c) => (
-            Duration::from_secs(
-                c.cpu
-                    .history_length_secs
-                    .max(c.memory.history_length_secs)
-                    .max(60) as u64,
-            ),
-            Duration::from_secs(c.cpu.sample_interval_secs.max(1) as u64),
-        ),
+        Some(c) => workload_window(&c),
         None => (Duration::from_secs(7 * 86_400), Duration::from_secs(60)),
     }
-}
-
-/// Containers of a recommendation, keyed for quick lookup in tests.
-pub fn by_name(cs: &[TemplateContainer]) -> BTreeMap<&str, &TemplateContainer> {
-    cs.iter().map(|c| (c.name.as_str(), c)).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn template_requests_are_read() {
-        let d = json!({"spec": {"replicas": 3, "template": {"spec": {"containers": [
-            {"name": "app", "resources": {"requests": {"cpu": "250m", "memory": "512Mi"}}},
-            {"name": "side", "resources": {"requests": {"cpu": 1}}},
-            {"name": "bare"},
-        ]}}}});
-        let cs = template_containers(&d);
-        let m = by_name(&cs);
-        assert_eq!(m["app"].cpu_millis, Some(250));
-        assert_eq!(m["app"].memory_bytes, Some(512 * 1024 * 1024));
-        assert_eq!(m["side"].cpu_millis, Some(1000));
-        assert_eq!(m["bare"].cpu_millis, None);
-        assert_eq!(spec_replicas(&d), 3);
-        assert_eq!(spec_replicas(&json!({})), 1);
-        assert!(template_containers(&json!({"spec": {}})).is_empty());
-    }
 
     #[tokio::test]
     async fn a_daily_pattern_gets_a_week_of_forecast_and_an_hour_gets_none() {
