@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
@@ -15,14 +15,13 @@ use serde_json::json;
 
 use super::context::Context;
 use super::error::Error;
-use super::naming::IdentityKey;
+use super::naming::{IdentityKey, mission_of, rec_key};
 use super::round::{Round, run_identities};
 use super::status::{self, Plan};
 use super::targets::{self, Target};
 use super::{FIELD_MANAGER, FOLLOWER_RECHECK, MAX_MISSIONS, RUN_ONCE_ANNOTATION};
 use crate::crd::{
-    Recommendation, RecommendationMission, RecommendationRule, RecommendationRuleStatus,
-    RecommenderRef, known,
+    Recommendation, RecommendationMission, RecommendationRule, RecommendationRuleStatus, known,
 };
 use crate::recommender::RecommendationConfiguration;
 
@@ -38,15 +37,6 @@ pub fn parse_run_interval(s: &str) -> Result<Option<Duration>, String> {
             "runInterval {s:?} is not a positive duration such as 1h or 24h"
         )),
     }
-}
-
-pub(super) fn to_system(t: Timestamp) -> SystemTime {
-    SystemTime::UNIX_EPOCH + Duration::from_secs(t.as_second().max(0) as u64)
-}
-
-/// How the `crane_*` series key a Recommendation.
-pub(super) fn rec_key(namespace: &str, name: &str) -> String {
-    format!("{namespace}/{name}")
 }
 
 /// The identities of a rule: each target × each recommender the rule lists that the
@@ -287,34 +277,6 @@ fn run_number_of(r: &Recommendation) -> i32 {
         .get(known::RUN_NUMBER_ANNOTATION)
         .and_then(|v| v.parse().ok())
         .unwrap_or(0)
-}
-
-/// A rule's `status.recommendations` entry for a Recommendation.
-pub(super) fn mission_of(
-    rec: &Recommendation,
-    key: &IdentityKey,
-    message: Option<String>,
-) -> RecommendationMission {
-    RecommendationMission {
-        api_version: Recommendation::api_version(&()).into_owned(),
-        kind: Recommendation::kind(&()).into_owned(),
-        name: rec.name_any(),
-        namespace: rec.namespace().unwrap_or_default(),
-        uid: rec.uid().unwrap_or_default(),
-        target_ref: key.target_ref(),
-        last_start_time: rec.status.as_ref().and_then(|s| s.last_update_time.clone()),
-        message: message.unwrap_or_else(|| {
-            rec.annotations()
-                .get(known::MESSAGE_ANNOTATION)
-                .cloned()
-                .unwrap_or_default()
-        }),
-        recommender_ref: RecommenderRef {
-            name: key.recommender.clone(),
-            config: BTreeMap::new(),
-        },
-        ..Default::default()
-    }
 }
 
 #[cfg(test)]

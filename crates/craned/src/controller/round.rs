@@ -16,9 +16,8 @@ use tokio::sync::OnceCell;
 use super::context::Context;
 use super::error::Error;
 use super::execute::{self, TargetRun};
-use super::naming::{self, IdentityKey};
-use super::reconcile::{mission_of, rec_key, to_system};
-use super::status::{self, RunError};
+use super::naming::{self, IdentityKey, mission_of, rec_key};
+use super::status::{self, RunError, to_system};
 use super::targets::Target;
 use super::{FIELD_MANAGER, adoption};
 use crate::crd::{

@@ -16,7 +16,7 @@ use tokio::sync::watch;
 use super::context::Context;
 use super::execute::OomSource;
 use super::leader::LeaderState;
-use super::reconcile::rec_key;
+use super::naming::rec_key;
 use super::{FIELD_MANAGER, RUN_ONCE_ANNOTATION};
 use crate::crd::{Recommendation, RecommendationRule, known};
 use crate::datasource::History;
