@@ -96,7 +96,6 @@ pub struct History {
     /// Workloads fetched at once; each fetch issues two queries (CPU, memory).
     limit: Arc<Semaphore>,
     retry: Retry,
-    queries: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl History {
@@ -105,13 +104,7 @@ impl History {
             client,
             limit: Arc::new(Semaphore::new(concurrency.max(1))),
             retry,
-            queries: Arc::default(),
         }
-    }
-
-    /// Range queries issued so far (each before any chunk split).
-    pub fn queries_issued(&self) -> u64 {
-        self.queries.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// One range query with retries on transient errors.
@@ -125,8 +118,6 @@ impl History {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            self.queries
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             match self.client.query_range(promql, start, end, step).await {
                 Ok(r) => return Ok(r),
                 Err(e) if e.is_transient() && attempt < self.retry.attempts => {

@@ -91,10 +91,6 @@ impl MetricsStore {
         self.resource
     }
 
-    pub fn family_count(&self) -> usize {
-        self.headers.len()
-    }
-
     /// Adds or replaces an object's lines. `lines` must hold one entry per enabled family.
     pub fn upsert(&self, uid: &str, lines: Vec<Vec<u8>>) {
         debug_assert_eq!(lines.len(), self.headers.len());
