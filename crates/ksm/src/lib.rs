@@ -8,6 +8,7 @@ pub use options::Args;
 
 pub mod auth_filter;
 pub mod basic_auth;
+pub mod calendar;
 pub mod custom_resource;
 pub mod families;
 pub mod field_selector;

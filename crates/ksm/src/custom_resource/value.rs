@@ -8,6 +8,8 @@
 //! 0.5), then a plain float.
 
 use ferrocrane_core::quantity::approximate_f64;
+
+use crate::calendar::{days_from_civil, days_in_month};
 use serde_json::Value;
 
 /// Why a value is not a number.
@@ -153,26 +155,6 @@ pub(crate) fn parse_rfc3339_unix(s: &str) -> Option<i64> {
         return None;
     }
     Some(days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset)
-}
-
-fn days_in_month(year: i64, month: i64) -> i64 {
-    match month {
-        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 /// A value as Go's `fmt.Sprintf("%v", v)` prints the decoded object (label values):
