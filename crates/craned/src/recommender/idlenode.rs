@@ -8,9 +8,9 @@
 //! it as a DaemonSet pod, so a node running only bare pods would be called idle).
 
 use super::config::{Config, ConfigValueError};
-use super::{Proposal, RecommendError};
+use super::{Proposal, RecommendError, first_busy};
 use crate::crd::actions;
-use crate::prediction::{Sample, stats};
+use crate::prediction::Sample;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct IdleNodeConfig {
@@ -98,20 +98,10 @@ pub fn recommend(
             "Node {node} is not a idle node"
         )));
     }
-    let mut scratch = Vec::new();
-    for (what, threshold, pct, series) in checks {
-        if threshold == 0.0 {
-            continue;
-        }
-        scratch.clear();
-        scratch.extend(series.iter().map(|s| s.value));
-        let v = stats::percentile(&mut scratch, pct)
-            .ok_or_else(|| RecommendError::InsufficientData(format!("no {what} samples")))?;
-        if v > threshold {
-            return Err(RecommendError::NotApplicable(format!(
-                "Node {node} is not a idle node, because the config value is {threshold}, but the node {what} is {v}"
-            )));
-        }
+    if let Some((what, threshold, _, v)) = first_busy(checks)? {
+        return Err(RecommendError::NotApplicable(format!(
+            "Node {node} is not a idle node, because the config value is {threshold}, but the node {what} is {v}"
+        )));
     }
     Ok(delete("Node resource utilization is low"))
 }

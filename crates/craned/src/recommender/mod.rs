@@ -43,6 +43,32 @@ pub struct Proposal {
     pub description: String,
 }
 
+/// One idleness check: what it measures, its threshold (0 turns it off), the percentile taken
+/// of its samples, and the samples.
+pub(crate) type IdleCheck<'a> = (&'a str, f64, f64, &'a [crate::prediction::Sample]);
+
+/// The first enabled check whose percentile is above its threshold, as (what, threshold,
+/// percentile, value); `None` when every enabled check is at or below. A check with no
+/// samples is insufficient data (Crane's IdleNode and Service recommenders share this rule).
+pub(crate) fn first_busy<'a>(
+    checks: impl IntoIterator<Item = IdleCheck<'a>>,
+) -> Result<Option<(&'a str, f64, f64, f64)>, RecommendError> {
+    let mut scratch = Vec::new();
+    for (what, threshold, pct, series) in checks {
+        if threshold == 0.0 {
+            continue;
+        }
+        scratch.clear();
+        scratch.extend(series.iter().map(|s| s.value));
+        let v = crate::prediction::stats::percentile(&mut scratch, pct)
+            .ok_or_else(|| RecommendError::InsufficientData(format!("no {what} samples")))?;
+        if v > threshold {
+            return Ok(Some((what, threshold, pct, v)));
+        }
+    }
+    Ok(None)
+}
+
 /// YAML with keys in the order given (callers build `serde_json` maps, which sort keys as
 /// `sigs.k8s.io/yaml` does).
 pub(crate) fn to_yaml(value: &serde_json::Value) -> String {

@@ -9,9 +9,9 @@
 //! has both.
 
 use super::config::{Config, ConfigValueError};
-use super::{Proposal, RecommendError};
+use super::{Proposal, RecommendError, first_busy};
 use crate::crd::actions;
-use crate::prediction::{Sample, stats};
+use crate::prediction::Sample;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ServiceConfig {
@@ -66,8 +66,7 @@ pub fn recommend(
     if input.pods == 0 {
         return Ok(delete("It is a Orphan Service, Pod count is 0"));
     }
-    let mut scratch = Vec::new();
-    for (what, threshold, pct, series) in [
+    let checks = [
         (
             "net receive",
             cfg.net_receive_bytes,
@@ -80,19 +79,11 @@ pub fn recommend(
             cfg.net_transfer_percentile,
             input.net_transfer_bytes,
         ),
-    ] {
-        if threshold == 0.0 {
-            continue;
-        }
-        scratch.clear();
-        scratch.extend(series.iter().map(|s| s.value));
-        let v = stats::percentile(&mut scratch, pct)
-            .ok_or_else(|| RecommendError::InsufficientData(format!("no {what} samples")))?;
-        if v > threshold {
-            return Err(RecommendError::NotApplicable(format!(
-                "Service {name} is not a Orphan Service, because the config value is {threshold}, but the {what} {pct} percentile bytes is {v}"
-            )));
-        }
+    ];
+    if let Some((what, threshold, pct, v)) = first_busy(checks)? {
+        return Err(RecommendError::NotApplicable(format!(
+            "Service {name} is not a Orphan Service, because the config value is {threshold}, but the {what} {pct} percentile bytes is {v}"
+        )));
     }
     Ok(delete("It is a Orphan Service, Pod net bytes low"))
 }
