@@ -26,7 +26,7 @@ if [[ -f $DIR/pids ]] && "$FERROCRANE_ROOT/hack/local-down.sh" --check "$DIR" 2>
 fi
 
 need_setup=""
-for b in kube-apiserver kube-controller-manager etcd helm; do
+for b in kube-apiserver kube-controller-manager kubectl etcd helm; do
     [[ -x $FERROCRANE_BIN/$b ]] || need_setup=1
 done
 command -v prometheus >/dev/null && command -v promtool >/dev/null || need_setup=1
@@ -170,7 +170,7 @@ start kube-apiserver "$FERROCRANE_BIN/kube-apiserver" \
     --enable-aggregator-routing=false \
     --allow-privileged=true \
     --profiling=false
-wait_for kube-apiserver 90 kubectl get --raw /readyz
+wait_for kube-apiserver 90 "$KUBECTL" get --raw /readyz
 
 log "starting kube-controller-manager"
 start kube-controller-manager "$FERROCRANE_BIN/kube-controller-manager" \
@@ -250,7 +250,7 @@ wait_for prometheus 30 curl -sf "$PROMETHEUS_URL/-/ready"
 
 # The default namespace needs its ServiceAccount before pods can be created; the controller
 # manager makes it, so wait here rather than in every test.
-wait_for kube-controller-manager 60 kubectl get serviceaccount default -n default
+wait_for kube-controller-manager 60 "$KUBECTL" get serviceaccount default -n default
 
 if has_service ksm; then
     log "building and starting ksm on 127.0.0.1:$KSM_PORT"
@@ -284,16 +284,16 @@ if has_service adapter; then
             printf 'spec: {group: %s, version: %s, groupPriorityMinimum: 100, versionPriority: 100, caBundle: %s,\n' "${gv#*/}" "${gv%%/*}" "$CA_BUNDLE"
             printf '  service: {namespace: ferrocrane, name: metrics-adapter, port: %s}}\n' "$ADAPTER_PORT"
         done
-    } | kubectl apply -f - >/dev/null
-    wait_for metrics-adapter 90 kubectl get --raw /apis/custom.metrics.k8s.io/v1beta1
+    } | "$KUBECTL" apply -f - >/dev/null
+    wait_for metrics-adapter 90 "$KUBECTL" get --raw /apis/custom.metrics.k8s.io/v1beta1
 fi
 
 if has_service craned; then
     log "installing craned's CRDs and the demo workload"
-    kubectl apply --server-side -f "$FERROCRANE_ROOT/deploy/crds" >/dev/null
-    kubectl wait --for condition=established --timeout=30s \
+    "$KUBECTL" apply --server-side -f "$FERROCRANE_ROOT/deploy/crds" >/dev/null
+    "$KUBECTL" wait --for condition=established --timeout=30s \
         crd/recommendations.analysis.crane.io crd/recommendationrules.analysis.crane.io >/dev/null
-    kubectl apply -f "$FERROCRANE_ROOT/config/craned/demo-workload.yaml" >/dev/null
+    "$KUBECTL" apply -f "$FERROCRANE_ROOT/config/craned/demo-workload.yaml" >/dev/null
     log "building and starting craned on 127.0.0.1:$CRANED_PORT"
     (cd "$FERROCRANE_ROOT" && cargo build --quiet --bin craned)
     start craned "$CARGO_TARGET_DIR/debug/craned" --kubeconfig "$KUBECONFIG" \
@@ -305,13 +305,13 @@ if has_service craned; then
     # No kubelet runs the demo pods: mark them Ready (for an hour already), as the Replicas
     # recommender only considers workloads with available pods.
     wait_for kube-controller-manager 60 bash -c \
-        '[[ $(kubectl -n craned-demo get pods -l app=demo-web -o name | wc -l) -ge 2 ]]'
+        '[[ $("$KUBECTL" -n craned-demo get pods -l app=demo-web -o name | wc -l) -ge 2 ]]'
     ready_since=$(date -u -d '-1 hour' +%Y-%m-%dT%H:%M:%SZ)
-    for pod in $(kubectl -n craned-demo get pods -l app=demo-web -o name); do
-        kubectl -n craned-demo patch "$pod" --subresource=status --type=merge -p \
+    for pod in $("$KUBECTL" -n craned-demo get pods -l app=demo-web -o name); do
+        "$KUBECTL" -n craned-demo patch "$pod" --subresource=status --type=merge -p \
             "{\"status\":{\"phase\":\"Running\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"lastTransitionTime\":\"$ready_since\"}]}}" >/dev/null
     done
-    kubectl apply -f "$FERROCRANE_ROOT/config/craned/recommendationrule.yaml" >/dev/null
+    "$KUBECTL" apply -f "$FERROCRANE_ROOT/config/craned/recommendationrule.yaml" >/dev/null
 fi
 
 cat >"$DIR/env" <<EOF
@@ -330,6 +330,7 @@ AGGREGATED_SERVING_CA_KEY=$PKI/aggregated-ca.key
 AGGREGATED_SERVING_CERT=$PKI/aggregated-serving.crt
 AGGREGATED_SERVING_KEY=$PKI/aggregated-serving.key
 FERROCRANE_BIN=$FERROCRANE_BIN
+KUBECTL=$KUBECTL
 LOGS=$DIR/logs
 $(has_service ksm && echo "KSM_URL=http://127.0.0.1:$KSM_PORT")
 $(has_service adapter && echo "ADAPTER_URL=https://127.0.0.1:$ADAPTER_PORT")
@@ -341,16 +342,16 @@ ferrocrane local cluster is up (state in $DIR):
   kube-apiserver   $APISERVER_URL
   prometheus       $PROMETHEUS_URL
 $(has_service ksm && echo "  ksm              http://127.0.0.1:$KSM_PORT/metrics (scraped as job=\"ksm\")")
-$(has_service adapter && echo "  metrics-adapter  https://127.0.0.1:$ADAPTER_PORT (APIServices custom/external/metrics; kubectl get --raw /apis/custom.metrics.k8s.io/v1beta1)")
+$(has_service adapter && echo "  metrics-adapter  https://127.0.0.1:$ADAPTER_PORT (APIServices custom/external/metrics; "$KUBECTL" get --raw /apis/custom.metrics.k8s.io/v1beta1)")
 $(has_service craned && echo "  craned           http://127.0.0.1:$CRANED_PORT/metrics (scraped as job=\"craned\")")
   logs             $DIR/logs/
 
 Use it:
   set -a; source $DIR/env; set +a
-  kubectl get --raw /readyz
+  "$KUBECTL" get --raw /readyz
   curl -s "\$PROMETHEUS_URL/api/v1/query?query=up"
   curl -s "\$PROMETHEUS_URL/api/v1/query?query=kube_deployment_spec_replicas"
-$(has_service craned && echo "  kubectl get recommendations -n craned-demo        # the demo's Recommendations")
+$(has_service craned && echo "  "$KUBECTL" get recommendations -n craned-demo        # the demo's Recommendations")
 
 Stop it:
   hack/local-down.sh $DIR

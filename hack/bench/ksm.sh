@@ -102,13 +102,13 @@ log "creating $PODS pods, $DEPLOYMENTS deployments, $REPLICASETS replicasets, $S
 python3 "$BENCH/objects.py" --pods "$PODS" --deployments "$DEPLOYMENTS" --replicasets "$REPLICASETS" \
     --services "$SERVICES" --configmaps "$CONFIGMAPS"
 
-count() { kubectl get "$1" -A --no-headers 2>/dev/null | wc -l; }
+count() { "$KUBECTL" get "$1" -A --no-headers 2>/dev/null | wc -l; }
 # Let the controller manager finish reacting to the new objects (deployment and replicaset
 # status, endpoint slices; it writes at its client QPS, so this takes minutes): until then
 # the objects change under the first exporter, and the API server and controller manager
 # compete for the CPUs. Quiet = fewer than BENCH_QUIET_WRITES writes to the API server in 5s.
 api_writes() {
-    kubectl get --raw /metrics 2>/dev/null \
+    "$KUBECTL" get --raw /metrics 2>/dev/null \
         | awk '/^apiserver_request_total\{/ && /verb="(POST|PUT|PATCH|DELETE|APPLY)"/ {s += $NF} END {printf "%d\n", s}'
 }
 settle_start=$SECONDS

@@ -29,6 +29,7 @@ status subresource, as a kubelet would (metrics.k8s.io answers for running pods 
 import argparse
 import http.client
 import json
+import os
 import queue
 import ssl
 import subprocess
@@ -42,7 +43,8 @@ ENVS = ["prod", "staging", "canary"]
 
 
 def kubeconfig():
-    raw = subprocess.run(["kubectl", "config", "view", "--raw", "--minify", "-o", "json"],
+    # hack/lib.sh exports KUBECTL (the kubectl hack/setup.sh builds); plain kubectl otherwise.
+    raw = subprocess.run([os.environ.get("KUBECTL", "kubectl"), "config", "view", "--raw", "--minify", "-o", "json"],
                          check=True, capture_output=True, text=True).stdout
     cfg = json.loads(raw)
     cluster = cfg["clusters"][0]["cluster"]

@@ -11,7 +11,7 @@ use anyhow::{Context, Result, bail};
 use kube::api::{Api, PostParams};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
 
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, Kubectl};
 use crate::helm::METRICS_APISERVICES_LOCK;
 use crate::process::free_port;
 use crate::service::ServiceProcess;
@@ -31,7 +31,7 @@ pub struct MetricsAdapter {
     pub port: u16,
     /// PEM of the CA that signed the adapter's serving certificate.
     pub ca: String,
-    kubeconfig: PathBuf,
+    kubectl: Kubectl,
     /// Where its config file (`config.yaml`) and serving certificate live.
     pub dir: PathBuf,
 }
@@ -42,9 +42,8 @@ impl Drop for MetricsAdapter {
             .iter()
             .map(|(v, g)| format!("{v}.{g}"))
             .collect();
-        let mut cmd = std::process::Command::new("kubectl");
-        cmd.env("KUBECONFIG", &self.kubeconfig)
-            .args(["delete", "apiservice", "--ignore-not-found", "--wait=false"])
+        let mut cmd = self.kubectl.command();
+        cmd.args(["delete", "apiservice", "--ignore-not-found", "--wait=false"])
             .args(&names)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
@@ -137,7 +136,7 @@ impl MetricsAdapter {
             process,
             port,
             ca,
-            kubeconfig: cluster.kubeconfig()?,
+            kubectl: cluster.kubectl_handle()?,
             dir,
         };
         adapter.register(cluster, ns).await?;

@@ -20,7 +20,7 @@ mod service;
 mod wait;
 
 pub use adapter::{METRICS_APISERVICES, MetricsAdapter, adapter_https_client};
-pub use cluster::{Cluster, ClusterEnv};
+pub use cluster::{Cluster, ClusterEnv, Kubectl};
 pub use exporter::Exporter;
 pub use helm::{ClusterLock, Helm, METRICS_APISERVICES_LOCK, Manifest};
 pub use history::HistoryPrometheus;
