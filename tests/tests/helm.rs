@@ -1,9 +1,10 @@
 //! The helm chart (charts/ferrocrane) and the plain manifests rendered from it (deploy/).
 //!
 //! Rendering tests need only the helm binary; the install test drives a real `helm install`,
-//! `helm upgrade` and `helm uninstall` against the local control plane. There is no kubelet
-//! or scheduler, so pods stay Pending: the test checks that the API server accepted every
-//! object, that CRDs are Established and APIServices created, never that pods run.
+//! `helm upgrade` and `helm uninstall` against the local control plane. The chart's pods do
+//! not tolerate the kwok nodes' taint, so they stay Pending: the test checks that the API
+//! server accepted every object, that CRDs are Established and APIServices created, never
+//! that pods run.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
