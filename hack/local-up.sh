@@ -198,9 +198,10 @@ wait_for kube-apiserver 90 "$KUBECTL" get --raw /readyz
 
 log "starting kube-controller-manager"
 # The node lifecycle controller runs, as in a real cluster: kwok's Lease heartbeats keep its
-# Nodes Ready (and lift the not-ready taint every new Node gets); a Node nobody heartbeats
-# (tests create some) turns NotReady and is tainted. node-ipam (pod CIDRs) and attach-detach
-# (volumes) are off: they need a network plugin, a cloud or a kubelet, none of which is here.
+# Nodes Ready and untainted; a Node nobody heartbeats (tests create bare ones) turns Unknown
+# and gets the node.kubernetes.io/unreachable taints after a minute. node-ipam (pod CIDRs)
+# and attach-detach (volumes) are off: they need a network plugin, a cloud or a kubelet,
+# none of which is here.
 start kube-controller-manager "$FERROCRANE_BIN/kube-controller-manager" \
     --kubeconfig "$DIR/kubeconfig/controller-manager.kubeconfig" \
     --authentication-kubeconfig "$DIR/kubeconfig/controller-manager.kubeconfig" \
@@ -297,8 +298,7 @@ status:
 ---
 EOF
 done | "$KUBECTL" apply -f - >/dev/null
-# Ready and schedulable: the node lifecycle controller lifts the not-ready taint the API
-# server puts on every new Node once kwok reports the node Ready.
+# Ready, with no taint but kwok's own (none from the node lifecycle controller).
 kwok_nodes_schedulable() {
     "$KUBECTL" get nodes -l type=kwok -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.status.conditions[?(@.type=="Ready")].status}{" "}{.spec.taints[*].key}{"\n"}{end}' \
         | [[ $(grep -c ' True kwok.x-k8s.io/node$') -eq $KWOK_NODE_COUNT ]]
