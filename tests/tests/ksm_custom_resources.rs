@@ -1,7 +1,9 @@
 //! Custom resource state metrics against the real control plane: ksm starts with a
 //! configuration for a CRD that does not exist yet and keeps serving (upstream #2354); the
 //! CRD and an object are created and the configured Gauge, StateSet and Info families appear
-//! without a restart (upstream #2296), follow an update, and go away with the object.
+//! without a restart (upstream #2296), follow an update, and go away with the object. Custom
+//! resources are watched by the built-in resources' loop: `--namespaces-denylist` applies to
+//! them and they count in the list/watch telemetry.
 
 mod ksm_support;
 
@@ -11,7 +13,10 @@ use anyhow::Result;
 use ferrocrane_e2e::{Cluster, wait_until};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 
-use ksm_support::{TestCrd, scrape, start_ksm, temp_dir, wait_for_scrape, widget_crs_config};
+use ksm_support::{
+    Ksm, TestCrd, get, sample_value, scrape, start_ksm, temp_dir, wait_for_scrape,
+    widget_crs_config,
+};
 
 #[tokio::test]
 async fn custom_resource_metrics_follow_a_crd_created_after_start() -> Result<()> {
@@ -163,6 +168,22 @@ async fn custom_resource_metrics_follow_a_crd_created_after_start() -> Result<()
     Ok(())
 }
 
+/// ksm exporting only the widgets (inline configuration), with one namespace flag.
+async fn start_widgets_only(cluster: &Cluster, crd: &TestCrd, namespaces: String) -> Result<Ksm> {
+    start_ksm(
+        cluster,
+        &[
+            "--custom-resource-state-only".to_string(),
+            format!(
+                "--custom-resource-state-config={}",
+                widget_crs_config(&crd.group, "widget_replicas")
+            ),
+            namespaces,
+        ],
+    )
+    .await
+}
+
 #[tokio::test]
 async fn custom_resource_state_only_serves_nothing_else() -> Result<()> {
     let cluster = Cluster::get()?;
@@ -178,18 +199,7 @@ async fn custom_resource_state_only_serves_nothing_else() -> Result<()> {
     )
     .await?;
     // Inline configuration this time.
-    let ksm = start_ksm(
-        cluster,
-        &[
-            "--custom-resource-state-only".to_string(),
-            format!(
-                "--custom-resource-state-config={}",
-                widget_crs_config(&crd.group, "widget_replicas")
-            ),
-            format!("--namespaces={}", ns.name),
-        ],
-    )
-    .await?;
+    let ksm = start_widgets_only(cluster, &crd, format!("--namespaces={}", ns.name)).await?;
     let text = wait_for_scrape("the widget", &ksm.metrics, |t| {
         t.contains("kube_customresource_widget_replicas{")
     })
@@ -207,6 +217,71 @@ async fn custom_resource_state_only_serves_nothing_else() -> Result<()> {
             "kube_customresource_widget_owner"
         ],
         "{text}"
+    );
+    drop(ksm);
+    crd.delete(&client).await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn custom_resources_follow_the_namespace_denylist_and_count_in_telemetry() -> Result<()> {
+    let cluster = Cluster::get()?;
+    let kept = cluster.namespace("ksm-crs-kept").await?;
+    let denied = cluster.namespace("ksm-crs-denied").await?;
+    let client = cluster.client().await?;
+    let crd = TestCrd::new(cluster, &kept.name)?;
+    crd.create_with_widget(
+        &client,
+        &kept.name,
+        "kept",
+        serde_json::json!({ "replicas": 1, "owner": "x" }),
+        serde_json::json!({ "phase": "Ready" }),
+    )
+    .await?;
+    crd.api(&client, &denied.name)
+        .create(
+            &PostParams::default(),
+            &crd.widget(
+                "denied",
+                serde_json::json!({ "replicas": 2, "owner": "y" }),
+                serde_json::json!({ "phase": "Ready" }),
+            )?,
+        )
+        .await?;
+    // All namespaces but one: one cluster-wide watch with a metadata.namespace!= selector.
+    let ksm = start_widgets_only(
+        cluster,
+        &crd,
+        format!("--namespaces-denylist={}", denied.name),
+    )
+    .await?;
+    let text = wait_for_scrape("the kept widget", &ksm.metrics, |t| {
+        t.contains("name=\"kept\"")
+    })
+    .await?;
+    assert!(!text.contains("name=\"denied\""), "{text}");
+    assert!(!text.contains(&denied.name), "{text}");
+
+    // The first list is counted once it is complete, which may be just after the scrape.
+    let listed = "kube_state_metrics_list_total{resource=\"widgets\",result=\"success\"}";
+    let telemetry = wait_until(
+        "the widget list in telemetry",
+        Duration::from_secs(30),
+        || async {
+            let t = get(&format!("http://{}/metrics", ksm.telemetry)).await?;
+            Ok(sample_value(&t, listed)
+                .is_some_and(|v| v >= 1.0)
+                .then_some(t))
+        },
+    )
+    .await?;
+    assert_eq!(
+        sample_value(
+            &telemetry,
+            "kube_state_metrics_list_objects{resource=\"widgets\"}"
+        ),
+        Some(1.0),
+        "{telemetry}"
     );
     drop(ksm);
     crd.delete(&client).await?;

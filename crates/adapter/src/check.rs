@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 use ferrocrane_core::kube::{ClientArgs, ResourceMapper, SharedMapper, build_client};
 use ferrocrane_core::prometheus::PrometheusClient;
 
-use crate::config::CompiledConfig;
+use crate::loader::CompiledConfig;
 use crate::naming::{GroupResource, Namer};
 use crate::options::CheckArgs;
 use crate::registry::{CustomRegistry, ExternalRegistry};
@@ -19,7 +19,7 @@ use crate::relist::{Registries, fetch_series, relist_once};
 /// are returned for the binary to print and exit non-zero.
 pub async fn run(args: CheckArgs) -> anyhow::Result<()> {
     // ConfigError's text already carries its cause; keep the one-line message.
-    let cfg = crate::config::load(&args.config).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let cfg = crate::loader::load(&args.config).map_err(|e| anyhow::anyhow!("{e}"))?;
     let compiled = cfg
         .compile()
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.config.display()))?;

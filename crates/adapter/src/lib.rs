@@ -8,12 +8,14 @@ pub mod api;
 pub mod auth;
 pub mod check;
 pub mod config;
+pub mod loader;
 pub mod naming;
 pub mod options;
 pub mod registry;
 pub mod relist;
 pub mod resource_metrics;
 pub mod server;
+pub mod status;
 
 pub use options::Args;
 

@@ -5,19 +5,18 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use ferrocrane_core::duration::GoDuration;
 use ferrocrane_core::kube::ClientArgs;
 use ferrocrane_core::process::LogArgs;
 use ferrocrane_core::prometheus::{BasicAuth, PrometheusConfig, Verb};
 use serde::Deserialize;
 
-use crate::config::PromDuration;
-
-/// Parses a duration flag (`10m`, `1h30m`, `90s`, `500ms`, `0`).
-///
-/// Prometheus' duration syntax, which every Go duration a flag would reasonably carry is
-/// written in (only fractions such as `1.5m` and sub-millisecond units are not).
+/// Parses a duration flag like prometheus-adapter's `time.Duration` flags: Go's
+/// `time.ParseDuration` (`10m`, `1h30m`, `1.5m`, `500ms`, `0`). Go would also take a negative
+/// interval or timeout, which means nothing here, so it is refused.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    PromDuration::parse(s).map(|d| d.0)
+    let d = GoDuration::parse(s).map_err(|e| e.to_string())?;
+    d.to_std().map_err(|_| format!("{s:?} is negative"))
 }
 
 /// `metrics-adapter`: serve the APIs, or `check-config`.

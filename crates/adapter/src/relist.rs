@@ -16,7 +16,7 @@ use ferrocrane_core::server::ReadyGate;
 use prometheus::{Gauge, GaugeVec, Histogram, HistogramOpts, IntGaugeVec, Opts, Registry};
 use tokio::sync::watch;
 
-use crate::config::CompiledConfig;
+use crate::loader::CompiledConfig;
 use crate::naming::{Namer, Series};
 use crate::registry::{CustomRegistry, ExternalRegistry, UpdateReport, relist_plan};
 

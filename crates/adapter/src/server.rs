@@ -8,6 +8,7 @@ use anyhow::{Context, anyhow};
 use ferrocrane_core::config::{ConfigWatcher, WatchOptions};
 use ferrocrane_core::kube::{ClientArgs, build_client, spawn_refresh};
 use ferrocrane_core::prometheus::{MetricsOptions, PrometheusClient};
+use ferrocrane_core::server::delegated_auth::KubeReviewApi;
 use ferrocrane_core::server::{
     AdminState, ClientAuth, FrontProxyConfig, Readiness, TlsServerConfig, admin_router,
     ensure_self_signed_cert, serve, shutdown_signal,
@@ -16,8 +17,8 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 
 use crate::api::{self, ApiState};
-use crate::auth::{Auth, AuthMetrics, KubeReviewer};
-use crate::config::{CompiledConfig, load_compiled};
+use crate::auth::{Auth, AuthMetrics};
+use crate::loader::{CompiledConfig, load_compiled};
 use crate::options::{Args, AuthArgs};
 use crate::relist::{Registries, RelistLoop, RelistMetrics};
 use crate::resource_metrics::{self, ResourceMetricsState, SharedQueries};
@@ -228,7 +229,7 @@ pub async fn serve_adapter(args: Args) -> anyhow::Result<()> {
     let auth = Arc::new(Auth::new(
         front_proxy.map(|(f, _)| f),
         args.auth.always_allow_paths.clone(),
-        Arc::new(KubeReviewer {
+        Arc::new(KubeReviewApi {
             authentication: authn_client,
             authorization: authz_client,
         }),

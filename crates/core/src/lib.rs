@@ -3,6 +3,7 @@
 //! Each module has one job; none of them knows about a particular service.
 
 pub mod config;
+pub mod duration;
 pub mod exposition;
 pub mod kube;
 pub mod process;

@@ -1,9 +1,10 @@
 //! craned: Crane's recommendation manager.
 //!
 //! The pure core lives in [`crd`] (the CustomResourceDefinitions), [`prediction`] (percentile
-//! histogram) and [`recommender`] (each recommender as a function of its inputs); the edges in
-//! [`datasource`] (Prometheus history), [`controller`] (the RecommendationRule controller) and
-//! [`runtime`] (wiring), configured by [`options`].
+//! histogram), [`recommender`] (each recommender as a function of its inputs) and [`workload`]
+//! (a workload's pods and requests); the edges in [`datasource`] (Prometheus history),
+//! [`controller`] (the RecommendationRule controller) and [`runtime`] (wiring), configured by
+//! [`options`].
 
 use clap::{Parser, Subcommand};
 
@@ -17,6 +18,7 @@ pub mod prediction;
 pub mod recommender;
 pub mod report;
 pub mod runtime;
+pub mod workload;
 
 /// Flags keep Crane's names so users can swap the image and keep their manifests.
 #[derive(Debug, Parser)]

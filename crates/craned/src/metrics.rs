@@ -13,6 +13,10 @@
 //! Difference, on purpose (Crane #695): every series of a Recommendation is removed when the
 //! Recommendation is deleted (target or rule gone), so dashboards do not show ghosts. Each
 //! Recommendation's label sets are remembered for that.
+//!
+//! craned's own telemetry of its controller is in [`reconcile`].
+
+pub mod reconcile;
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -317,7 +321,8 @@ impl CraneMetrics {
 mod tests {
     use super::*;
 
-    fn text(r: &Registry) -> String {
+    /// The registry as `/metrics` serves it.
+    pub(super) fn text(r: &Registry) -> String {
         let mut buf = String::new();
         prometheus::TextEncoder::new()
             .encode_utf8(&r.gather(), &mut buf)

@@ -13,7 +13,7 @@ use clap::{ArgAction, Args as ClapArgs};
 use ferrocrane_core::kube::ClientArgs;
 use ferrocrane_core::prometheus::{BasicAuth, PrometheusConfig};
 
-use crate::recommender::config::parse_duration_secs;
+use crate::recommender::config::parse_crane_duration;
 
 /// Where Crane reads the recommendation configuration when the flag is not given.
 pub const DEFAULT_CONFIGURATION_FILE: &str =
@@ -148,11 +148,11 @@ pub struct Settings {
     pub kube: ClientArgs,
 }
 
-/// A Go duration flag.
+/// A Go duration flag of at least a second.
 pub fn parse_duration(flag: &'static str, value: &str) -> Result<Duration, OptionsError> {
-    // `parse_duration_secs` also accepts Crane's `7d`; harmless for flags.
-    match parse_duration_secs(value.trim()) {
-        Some(s) if s > 0 => Ok(Duration::from_secs(s as u64)),
+    // Crane's parser also accepts `7d`; harmless for flags.
+    match parse_crane_duration(value.trim()).map(|d| d.to_std()) {
+        Some(Ok(d)) if d >= Duration::from_secs(1) => Ok(d),
         Some(_) => Err(err(flag, format!("{value:?} must be at least 1s"))),
         None => Err(err(
             flag,

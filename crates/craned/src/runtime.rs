@@ -17,6 +17,7 @@ use crate::controller::leader::LeaderState;
 use crate::controller::{self, leader};
 use crate::datasource::{History, Retry};
 use crate::metrics::CraneMetrics;
+use crate::metrics::reconcile::ReconcileMetrics;
 use crate::oom::{self, OomStore};
 use crate::options::Settings;
 use crate::recommender::RecommendationConfiguration;
@@ -111,6 +112,8 @@ async fn run_oom_recorder(
 pub async fn run(settings: Settings) -> Result<()> {
     let registry = prometheus::Registry::new();
     let metrics = Arc::new(CraneMetrics::new(registry.clone()).context("registering metrics")?);
+    let reconcile_metrics = ReconcileMetrics::new(&registry, controller::METRIC_LABELS)
+        .context("registering metrics")?;
     let config = ConfigWatcher::<RecommendationConfiguration>::start(
         &settings.configuration_file,
         WatchOptions {
@@ -209,6 +212,7 @@ pub async fn run(settings: Settings) -> Result<()> {
             config: config.subscribe(),
             history,
             metrics,
+            reconcile_metrics,
             mapper,
             namespace: settings.namespace.clone(),
             identity: settings.identity.clone(),

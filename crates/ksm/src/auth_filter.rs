@@ -4,29 +4,29 @@
 //! SubjectAccessReview of the non-resource URL (`get` on `/metrics`). No or an unknown token
 //! answers 401 `Unauthorized`, a denied user 403; health and readiness paths stay open.
 //!
-//! Prometheus presents the same token every scrape, so outcomes are remembered per token and
-//! request (a minute when allowed, ten seconds when refused), keeping the API server out of
-//! the scrape path; the cache is bounded and emptied when full.
+//! Prometheus presents the same token every scrape, so answers are remembered (a minute when
+//! accepted, ten seconds when refused), keeping the API server out of the scrape path; the
+//! reviews and their bounded caches are core's delegated auth.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec, UserInfo};
-use k8s_openapi::api::authorization::v1::{
-    NonResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
+use ferrocrane_core::server::delegated_auth::{
+    Authorizer, CacheConfig, Decision, KubeReviewApi, RequestAttributes, ReviewApi, TokenReviewer,
+    bearer_token,
 };
-use kube::api::{Api, PostParams};
 
 const PROTECTED_PATH: &str = "/metrics";
-const ALLOWED_TTL: Duration = Duration::from_secs(60);
-const REFUSED_TTL: Duration = Duration::from_secs(10);
-const MAX_CACHED: usize = 4096;
+const CACHE: CacheConfig = CacheConfig {
+    accepted_ttl: Duration::from_secs(60),
+    refused_ttl: Duration::from_secs(10),
+    max_entries: 4096,
+};
 
 /// What the API server said about a token and a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,113 +59,48 @@ impl Verdict {
     }
 }
 
-/// The SubjectAccessReview for `user` doing `verb` on the non-resource `path` (pure).
-pub fn access_review(user: &UserInfo, verb: &str, path: &str) -> SubjectAccessReview {
-    SubjectAccessReview {
-        spec: SubjectAccessReviewSpec {
-            user: user.username.clone(),
-            uid: user.uid.clone(),
-            groups: user.groups.clone(),
-            extra: user.extra.clone(),
-            non_resource_attributes: Some(NonResourceAttributes {
-                path: Some(path.to_string()),
-                verb: Some(verb.to_ascii_lowercase()),
-            }),
-            ..Default::default()
-        },
-        ..Default::default()
-    }
-}
-
-/// The bearer token of an `Authorization` header value.
-pub fn bearer_token(value: &str) -> Option<&str> {
-    let (scheme, token) = value.trim().split_once(' ')?;
-    let token = token.trim();
-    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
-}
-
-type CacheKey = (String, String, String);
-
 pub struct AuthFilter {
-    client: kube::Client,
-    cache: Mutex<HashMap<CacheKey, (Instant, Verdict)>>,
+    tokens: TokenReviewer,
+    authorizer: Authorizer,
 }
 
 impl AuthFilter {
     pub fn new(client: kube::Client) -> Self {
+        Self::with_reviews(Arc::new(KubeReviewApi::new(client)))
+    }
+
+    fn with_reviews(reviews: Arc<dyn ReviewApi>) -> Self {
         AuthFilter {
-            client,
-            cache: Mutex::default(),
+            tokens: TokenReviewer::new(reviews.clone(), CACHE),
+            authorizer: Authorizer::new(reviews, CACHE),
         }
     }
 
-    fn cached(&self, key: &CacheKey, now: Instant) -> Option<Verdict> {
-        let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        let (at, verdict) = cache.get(key)?;
-        let ttl = if *verdict == Verdict::Allowed {
-            ALLOWED_TTL
-        } else {
-            REFUSED_TTL
-        };
-        (now.duration_since(*at) < ttl).then(|| verdict.clone())
-    }
-
-    fn remember(&self, key: CacheKey, verdict: &Verdict, now: Instant) {
-        if matches!(verdict, Verdict::Unavailable(_)) {
-            return;
-        }
-        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        if cache.len() >= MAX_CACHED {
-            cache.clear();
-        }
-        cache.insert(key, (now, verdict.clone()));
-    }
-
-    /// Reviews a token for `verb` on `path`, through the cache.
+    /// Reviews a token for `verb` on `path`, through the caches.
     pub async fn verdict(&self, token: Option<&str>, verb: &str, path: &str) -> Verdict {
         let Some(token) = token else {
             return Verdict::Unauthenticated;
         };
-        let key = (token.to_string(), verb.to_string(), path.to_string());
-        let now = Instant::now();
-        if let Some(v) = self.cached(&key, now) {
-            return v;
-        }
         let verdict = self.review(token, verb, path).await;
         if let Verdict::Unavailable(e) = &verdict {
             tracing::warn!(error = %e, "auth filter: the API server reviews failed");
         }
-        self.remember(key, &verdict, now);
         verdict
     }
 
     async fn review(&self, token: &str, verb: &str, path: &str) -> Verdict {
-        let tokens: Api<TokenReview> = Api::all(self.client.clone());
-        let review = TokenReview {
-            spec: TokenReviewSpec {
-                token: token.to_string(),
-                ..Default::default()
+        let user = match self.tokens.review(token).await {
+            Ok(Some(user)) => user,
+            Ok(None) => return Verdict::Unauthenticated,
+            Err(e) => return Verdict::Unavailable(e.to_string()),
+        };
+        let attributes = RequestAttributes::non_resource(verb, path);
+        match self.authorizer.authorize(&user, &attributes).await {
+            Ok(Decision::Allow) => Verdict::Allowed,
+            Ok(Decision::Deny(_)) => Verdict::Denied {
+                user: user.username,
             },
-            ..Default::default()
-        };
-        let status = match tokens.create(&PostParams::default(), &review).await {
-            Ok(r) => r.status.unwrap_or_default(),
-            Err(e) => return Verdict::Unavailable(format!("TokenReview: {e}")),
-        };
-        let user = match status.user {
-            Some(user) if status.authenticated == Some(true) => user,
-            _ => return Verdict::Unauthenticated,
-        };
-        let reviews: Api<SubjectAccessReview> = Api::all(self.client.clone());
-        match reviews
-            .create(&PostParams::default(), &access_review(&user, verb, path))
-            .await
-        {
-            Ok(r) if r.status.as_ref().is_some_and(|s| s.allowed) => Verdict::Allowed,
-            Ok(_) => Verdict::Denied {
-                user: user.username.unwrap_or_default(),
-            },
-            Err(e) => Verdict::Unavailable(format!("SubjectAccessReview: {e}")),
+            Err(e) => Verdict::Unavailable(e.to_string()),
         }
     }
 }
@@ -193,35 +128,10 @@ pub async fn require(State(filter): State<Arc<AuthFilter>>, req: Request, next: 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn bearer_tokens_are_read_from_the_header() {
-        assert_eq!(bearer_token("Bearer abc.def"), Some("abc.def"));
-        assert_eq!(bearer_token("bearer  abc "), Some("abc"));
-        assert_eq!(bearer_token("Basic abc"), None);
-        assert_eq!(bearer_token("Bearer "), None);
-        assert_eq!(bearer_token("abc"), None);
-    }
-
-    #[test]
-    fn the_access_review_names_the_user_and_the_url() {
-        let user = UserInfo {
-            username: Some("system:serviceaccount:monitoring:prometheus".into()),
-            uid: Some("u-1".into()),
-            groups: Some(vec!["system:serviceaccounts".into()]),
-            extra: None,
-        };
-        let r = serde_json::to_value(access_review(&user, "GET", "/metrics")).unwrap();
-        assert_eq!(
-            r["spec"],
-            serde_json::json!({
-                "user": "system:serviceaccount:monitoring:prometheus",
-                "uid": "u-1",
-                "groups": ["system:serviceaccounts"],
-                "nonResourceAttributes": {"path": "/metrics", "verb": "get"},
-            })
-        );
-    }
+    use ferrocrane_core::server::UserInfo;
+    use ferrocrane_core::server::delegated_auth::ReviewError;
+    use futures::future::BoxFuture;
+    use k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec;
 
     #[test]
     fn refusals_are_401_403_or_503() {
@@ -235,6 +145,69 @@ mod tests {
         assert_eq!(
             status(Verdict::Unavailable("down".into())),
             StatusCode::SERVICE_UNAVAILABLE
+        );
+    }
+
+    /// `prom-token` is Prometheus, allowed on `/metrics`; `other-token` is someone who is not;
+    /// `down-token` finds the API server unreachable.
+    struct FakeReviews;
+
+    impl ReviewApi for FakeReviews {
+        fn review_token<'a>(
+            &'a self,
+            token: &'a str,
+        ) -> BoxFuture<'a, Result<Option<UserInfo>, ReviewError>> {
+            let user = |name: &str| UserInfo {
+                username: name.into(),
+                ..UserInfo::default()
+            };
+            Box::pin(async move {
+                match token {
+                    "prom-token" => Ok(Some(user("prometheus"))),
+                    "other-token" => Ok(Some(user("mallory"))),
+                    "down-token" => Err(ReviewError::TokenReview(kube::Error::Service(
+                        "connection refused".into(),
+                    ))),
+                    _ => Ok(None),
+                }
+            })
+        }
+
+        fn review_access<'a>(
+            &'a self,
+            spec: SubjectAccessReviewSpec,
+        ) -> BoxFuture<'a, Result<Decision, ReviewError>> {
+            Box::pin(async move {
+                let path = spec.non_resource_attributes.and_then(|a| a.path);
+                Ok(
+                    if spec.user.as_deref() == Some("prometheus")
+                        && path.as_deref() == Some(PROTECTED_PATH)
+                    {
+                        Decision::Allow
+                    } else {
+                        Decision::Deny(String::new())
+                    },
+                )
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn verdicts_follow_the_reviews() {
+        let filter = AuthFilter::with_reviews(Arc::new(FakeReviews));
+        let verdict = |token| filter.verdict(token, "GET", PROTECTED_PATH);
+        assert_eq!(verdict(Some("prom-token")).await, Verdict::Allowed);
+        assert_eq!(
+            verdict(Some("other-token")).await,
+            Verdict::Denied {
+                user: "mallory".into()
+            }
+        );
+        assert_eq!(verdict(Some("nope")).await, Verdict::Unauthenticated);
+        assert_eq!(verdict(None).await, Verdict::Unauthenticated);
+        assert_eq!(
+            verdict(Some("down-token")).await,
+            Verdict::Unavailable("TokenReview: ServiceError: connection refused".into())
         );
     }
 }

@@ -188,7 +188,7 @@ pub struct KeyAllowlists {
 impl KeyAllowlists {
     /// Checks every resource name (known resource or `*`) and expands `*` to
     /// `enabled_resources`. `flag` names the flag in errors. `known` is the list of valid
-    /// resource names (normally [`crate::options::ALL_RESOURCES`]).
+    /// resource names (normally [`crate::registry::ALL_RESOURCES`]).
     pub fn resolve(
         flag: &str,
         list: &LabelsAllowList,

@@ -18,8 +18,7 @@ use axum::routing::get;
 use ferrocrane_core::exposition::{Format, negotiate};
 use serde::Deserialize;
 
-use crate::runtime::{Serving, SharedServing};
-use crate::store::MetricsStore;
+use crate::store::{MetricsStore, SharedServing, scrape_stores};
 use crate::telemetry::Telemetry;
 
 #[derive(Clone)]
@@ -27,15 +26,6 @@ pub struct MetricsState {
     /// Swapped whole when a reload has built new stores.
     pub serving: SharedServing,
     pub telemetry: Telemetry,
-}
-
-/// Every store a scrape writes, built-in first, then custom resources.
-pub fn scrape_stores(serving: &Serving) -> Vec<Arc<MetricsStore>> {
-    let mut stores = serving.stores.clone();
-    if let Some(custom) = &serving.custom {
-        stores.extend(custom.snapshot());
-    }
-    stores
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -226,6 +216,7 @@ async fn metrics(
 mod tests {
     use super::*;
     use crate::families::{FamilyContext, configmap};
+    use crate::store::Serving;
     use k8s_openapi::api::core::v1::ConfigMap;
 
     fn store() -> Arc<MetricsStore> {

@@ -8,8 +8,10 @@ pub use options::Args;
 
 pub mod auth_filter;
 pub mod basic_auth;
+pub mod calendar;
 pub mod custom_resource;
 pub mod families;
+pub mod field_selector;
 pub mod filters;
 pub mod http;
 pub mod options;

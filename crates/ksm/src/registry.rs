@@ -1,4 +1,5 @@
-//! Every resource ksm can export, and how to start watching one by its `--resources` name.
+//! Every resource ksm can export ([`RESOURCES`], the one table of them), and how to start
+//! watching one by its `--resources` name.
 
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -6,30 +7,22 @@ use std::sync::Arc;
 use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 
-use crate::families::{self, FamilyContext, ResourceFamilies};
+use crate::families::{self, FamilyContext, FamilyMeta, ResourceFamilies};
 use crate::store::MetricsStore;
-use crate::telemetry::Telemetry;
-use crate::watch::{ListSettings, ObjectOwnership, WatchContext, run_watcher};
+use crate::watch::{OnSynced, RenderObject, Scope, WatchSettings, WatchedResource};
 
 /// Whether a family (by name, and whether it is opt-in) is exported.
 pub type FamilyPredicate = Arc<dyn Fn(&str, bool) -> bool + Send + Sync>;
 
-/// Where and what to watch for one resource.
+/// What to watch for one resource, besides what every watcher shares.
 pub struct ResourcePlan {
-    pub client: Client,
-    /// Namespaces to watch; empty means all (cluster-scoped resources ignore it).
-    pub namespaces: Vec<String>,
-    /// Field selector for namespaced resources watched cluster-wide, e.g. a namespace denylist.
-    pub namespace_field_selector: Option<String>,
+    pub watch: WatchSettings,
     /// Extra field selector for this resource (pods on one node with `--node`).
     pub field_selector: Option<String>,
     pub ctx: FamilyContext,
     pub family_enabled: FamilyPredicate,
-    pub ownership: Arc<dyn ObjectOwnership>,
-    pub telemetry: Telemetry,
-    pub list: ListSettings,
     /// Called once per watcher when its first list is complete.
-    pub on_synced: Arc<dyn Fn() + Send + Sync>,
+    pub on_synced: OnSynced,
 }
 
 pub struct StartedResource {
@@ -48,6 +41,19 @@ where
     Api::namespaced(client, ns)
 }
 
+/// A built-in resource's enabled families, with the settings they read.
+struct FamilyRenderer<K> {
+    families: ResourceFamilies<K>,
+    enabled: Vec<usize>,
+    ctx: FamilyContext,
+}
+
+impl<K: Send + Sync> RenderObject<K> for FamilyRenderer<K> {
+    fn render(&self, obj: &K) -> Option<Vec<Vec<u8>>> {
+        Some(self.families.render(obj, &self.ctx, &self.enabled))
+    }
+}
+
 fn start_typed<K>(
     families: ResourceFamilies<K>,
     scope: NamespacedApi<K>,
@@ -60,111 +66,216 @@ where
         .filter(|&i| (plan.family_enabled)(families.families[i].name, families.families[i].opt_in))
         .collect();
     let store = Arc::new(MetricsStore::new(&families, &enabled));
-    let families = Arc::new(families);
-    let enabled = Arc::new(enabled);
-    let ctx = Arc::new(plan.ctx.clone());
-    let mut targets: Vec<(Api<K>, Option<String>)> = Vec::new();
-    let selectors = |ns_selector: Option<&str>| -> Option<String> {
-        let parts: Vec<&str> = ns_selector
-            .into_iter()
-            .chain(plan.field_selector.as_deref())
-            .collect();
-        (!parts.is_empty()).then(|| parts.join(","))
+    let resource = WatchedResource {
+        scope: match scope {
+            Some(_) => Scope::Namespaced,
+            None => Scope::Cluster,
+        },
+        field_selector: plan.field_selector.clone(),
+        render: Arc::new(FamilyRenderer {
+            families,
+            enabled,
+            ctx: plan.ctx.clone(),
+        }),
+        store: store.clone(),
     };
-    match scope {
-        Some(namespaced) if !plan.namespaces.is_empty() => {
-            for ns in &plan.namespaces {
-                targets.push((namespaced(plan.client.clone(), ns), selectors(None)));
-            }
-        }
-        Some(_) => targets.push((
-            Api::all(plan.client.clone()),
-            selectors(plan.namespace_field_selector.as_deref()),
-        )),
-        None => targets.push((Api::all(plan.client.clone()), selectors(None))),
-    }
-    let mut tasks = Vec::with_capacity(targets.len());
-    for (api, fields) in targets {
-        let config = plan.list.watcher_config(fields.as_deref());
-        let on_synced = plan.on_synced.clone();
-        let wc = WatchContext {
-            families: families.clone(),
-            enabled: enabled.clone(),
-            ctx: ctx.clone(),
-            store: store.clone(),
-            ownership: plan.ownership.clone(),
-            telemetry: plan.telemetry.clone(),
-            list: plan.list,
-            on_synced: Box::new(move || on_synced()),
-        };
-        tasks.push(tokio::spawn(run_watcher(api, config, wc)));
-    }
+    let api = move |client: Client, ns: Option<&str>| match (scope, ns) {
+        (Some(namespaced), Some(ns)) => namespaced(client, ns),
+        _ => Api::all(client),
+    };
+    let tasks = plan.watch.spawn(&resource, api, plan.on_synced.clone());
     StartedResource { store, tasks }
+}
+
+/// Whether a resource is exported when `--resources` is not given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Enablement {
+    /// One of upstream's `DefaultResources`.
+    Default,
+    /// Exported only when named in `--resources`.
+    OptIn,
+}
+
+/// One resource ksm can export: a row of [`RESOURCES`].
+pub struct ResourceKind {
+    /// The `--resources` name (`pods`, `ingressclasses`).
+    pub name: &'static str,
+    pub enablement: Enablement,
+    pub scope: Scope,
+    /// The module of its families, which is upstream's resource name (`pod`, `ingressclass`).
+    pub module: &'static str,
+    families: fn() -> Vec<FamilyMeta>,
+    start: fn(&ResourcePlan) -> StartedResource,
+}
+
+impl ResourceKind {
+    /// The metadata of every family of this resource, in registration order.
+    pub fn families(&self) -> Vec<FamilyMeta> {
+        (self.families)()
+    }
+}
+
+/// Proves at compile time that a resource the table calls cluster-scoped is one (a
+/// namespaced one would not compile with [`namespaced`] either way round).
+fn cluster_scoped<K>(families: ResourceFamilies<K>) -> ResourceFamilies<K>
+where
+    K: Resource<Scope = k8s_openapi::ClusterResourceScope>,
+{
+    families
+}
+
+/// Writes [`RESOURCES`] from one line per resource: name, families module, enablement, scope.
+macro_rules! resources {
+    ($($name:literal => $module:ident, $enablement:ident, $scope:ident;)*) => {
+        /// Every resource ksm can export, sorted by name: the one list the `--resources`
+        /// names, the defaults, the families and how each is watched are derived from.
+        pub const RESOURCES: [ResourceKind; 39] = [$(ResourceKind {
+            name: $name,
+            enablement: Enablement::$enablement,
+            scope: Scope::$scope,
+            module: stringify!($module),
+            families: || families::$module::families().metadata(stringify!($module)),
+            start: |plan| resources!(@start $scope, $module, plan),
+        }),*];
+    };
+    (@start Namespaced, $module:ident, $plan:ident) => {
+        start_typed(families::$module::families(), Some(namespaced), $plan)
+    };
+    (@start Cluster, $module:ident, $plan:ident) => {
+        start_typed(cluster_scoped(families::$module::families()), None, $plan)
+    };
+}
+
+resources! {
+    "certificatesigningrequests" => certificatesigningrequest, Default, Cluster;
+    "clusterrolebindings" => clusterrolebinding, OptIn, Cluster;
+    "clusterroles" => clusterrole, OptIn, Cluster;
+    "configmaps" => configmap, Default, Namespaced;
+    "cronjobs" => cronjob, Default, Namespaced;
+    "daemonsets" => daemonset, Default, Namespaced;
+    "deployments" => deployment, Default, Namespaced;
+    "endpoints" => endpoint, OptIn, Namespaced;
+    "endpointslices" => endpointslice, Default, Namespaced;
+    "horizontalpodautoscalers" => horizontalpodautoscaler, Default, Namespaced;
+    "ingressclasses" => ingressclass, OptIn, Cluster;
+    "ingresses" => ingress, Default, Namespaced;
+    "jobs" => job, Default, Namespaced;
+    "leases" => lease, Default, Namespaced;
+    "limitranges" => limitrange, Default, Namespaced;
+    "mutatingadmissionpolicies" => mutatingadmissionpolicy, Default, Cluster;
+    "mutatingadmissionpolicybindings" => mutatingadmissionpolicybinding, Default, Cluster;
+    "mutatingwebhookconfigurations" => mutatingwebhookconfiguration, Default, Cluster;
+    "namespaces" => namespace, Default, Cluster;
+    "networkpolicies" => networkpolicy, Default, Namespaced;
+    "nodes" => node, Default, Cluster;
+    "persistentvolumeclaims" => persistentvolumeclaim, Default, Namespaced;
+    "persistentvolumes" => persistentvolume, Default, Cluster;
+    "poddisruptionbudgets" => poddisruptionbudget, Default, Namespaced;
+    "pods" => pod, Default, Namespaced;
+    "replicasets" => replicaset, Default, Namespaced;
+    "replicationcontrollers" => replicationcontroller, Default, Namespaced;
+    "resourcequotas" => resourcequota, Default, Namespaced;
+    "rolebindings" => rolebinding, OptIn, Namespaced;
+    "roles" => role, OptIn, Namespaced;
+    "secrets" => secret, Default, Namespaced;
+    "serviceaccounts" => serviceaccount, OptIn, Namespaced;
+    "services" => service, Default, Namespaced;
+    "statefulsets" => statefulset, Default, Namespaced;
+    "storageclasses" => storageclass, Default, Cluster;
+    "validatingadmissionpolicies" => validatingadmissionpolicy, Default, Cluster;
+    "validatingadmissionpolicybindings" => validatingadmissionpolicybinding, Default, Cluster;
+    "validatingwebhookconfigurations" => validatingwebhookconfiguration, Default, Cluster;
+    "volumeattachments" => volumeattachment, Default, Cluster;
+}
+
+/// Whether a row is selected by an enablement filter (`None`: every row).
+const fn selected(kind: &ResourceKind, filter: Option<Enablement>) -> bool {
+    matches!(
+        (filter, kind.enablement),
+        (None, _)
+            | (Some(Enablement::Default), Enablement::Default)
+            | (Some(Enablement::OptIn), Enablement::OptIn)
+    )
+}
+
+const fn count(filter: Option<Enablement>) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < RESOURCES.len() {
+        if selected(&RESOURCES[i], filter) {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+const fn names<const N: usize>(filter: Option<Enablement>) -> [&'static str; N] {
+    let mut out = [""; N];
+    let (mut i, mut n) = (0, 0);
+    while i < RESOURCES.len() {
+        if selected(&RESOURCES[i], filter) {
+            out[n] = RESOURCES[i].name;
+            n += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Resources enabled when `--resources` is not given (upstream `DefaultResources`), sorted.
+pub const DEFAULT_RESOURCES: [&str; count(Some(Enablement::Default))] =
+    names(Some(Enablement::Default));
+
+/// Resources that exist but are off by default, sorted.
+pub const OPTIONAL_RESOURCES: [&str; count(Some(Enablement::OptIn))] =
+    names(Some(Enablement::OptIn));
+
+/// Every valid `--resources` name (upstream `availableStores`), sorted.
+pub const ALL_RESOURCES: [&str; count(None)] = names(None);
+
+/// The row of a `--resources` name.
+pub fn resource_kind(name: &str) -> Option<&'static ResourceKind> {
+    RESOURCES.iter().find(|r| r.name == name)
 }
 
 /// Starts the watchers of one resource by its `--resources` name; `None` for an unknown name.
 pub fn start(name: &str, plan: &ResourcePlan) -> Option<StartedResource> {
-    use families::*;
-    Some(match name {
-        "certificatesigningrequests" => {
-            start_typed(certificatesigningrequest::families(), None, plan)
+    resource_kind(name).map(|kind| (kind.start)(plan))
+}
+
+/// Every family ksm can emit (opt-in ones included), resource by resource.
+pub fn all_family_metadata() -> Vec<FamilyMeta> {
+    RESOURCES.iter().flat_map(ResourceKind::families).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_is_sorted_and_names_what_its_families_export() {
+        assert!(RESOURCES.windows(2).all(|w| w[0].name < w[1].name));
+        for kind in &RESOURCES {
+            let families = kind.families();
+            assert!(!families.is_empty(), "{}", kind.name);
+            assert!(
+                families
+                    .iter()
+                    .all(|f| f.resource == kind.name && f.module == kind.module),
+                "{}",
+                kind.name
+            );
         }
-        "clusterrolebindings" => start_typed(clusterrolebinding::families(), None, plan),
-        "clusterroles" => start_typed(clusterrole::families(), None, plan),
-        "configmaps" => start_typed(configmap::families(), Some(namespaced), plan),
-        "cronjobs" => start_typed(cronjob::families(), Some(namespaced), plan),
-        "daemonsets" => start_typed(daemonset::families(), Some(namespaced), plan),
-        "deployments" => start_typed(deployment::families(), Some(namespaced), plan),
-        "endpoints" => start_typed(endpoint::families(), Some(namespaced), plan),
-        "endpointslices" => start_typed(endpointslice::families(), Some(namespaced), plan),
-        "horizontalpodautoscalers" => {
-            start_typed(horizontalpodautoscaler::families(), Some(namespaced), plan)
-        }
-        "ingressclasses" => start_typed(ingressclass::families(), None, plan),
-        "ingresses" => start_typed(ingress::families(), Some(namespaced), plan),
-        "jobs" => start_typed(job::families(), Some(namespaced), plan),
-        "leases" => start_typed(lease::families(), Some(namespaced), plan),
-        "limitranges" => start_typed(limitrange::families(), Some(namespaced), plan),
-        "mutatingadmissionpolicies" => start_typed(mutatingadmissionpolicy::families(), None, plan),
-        "mutatingadmissionpolicybindings" => {
-            start_typed(mutatingadmissionpolicybinding::families(), None, plan)
-        }
-        "mutatingwebhookconfigurations" => {
-            start_typed(mutatingwebhookconfiguration::families(), None, plan)
-        }
-        "namespaces" => start_typed(namespace::families(), None, plan),
-        "networkpolicies" => start_typed(networkpolicy::families(), Some(namespaced), plan),
-        "nodes" => start_typed(node::families(), None, plan),
-        "persistentvolumeclaims" => {
-            start_typed(persistentvolumeclaim::families(), Some(namespaced), plan)
-        }
-        "persistentvolumes" => start_typed(persistentvolume::families(), None, plan),
-        "poddisruptionbudgets" => {
-            start_typed(poddisruptionbudget::families(), Some(namespaced), plan)
-        }
-        "pods" => start_typed(pod::families(), Some(namespaced), plan),
-        "replicasets" => start_typed(replicaset::families(), Some(namespaced), plan),
-        "replicationcontrollers" => {
-            start_typed(replicationcontroller::families(), Some(namespaced), plan)
-        }
-        "resourcequotas" => start_typed(resourcequota::families(), Some(namespaced), plan),
-        "rolebindings" => start_typed(rolebinding::families(), Some(namespaced), plan),
-        "roles" => start_typed(role::families(), Some(namespaced), plan),
-        "secrets" => start_typed(secret::families(), Some(namespaced), plan),
-        "serviceaccounts" => start_typed(serviceaccount::families(), Some(namespaced), plan),
-        "services" => start_typed(service::families(), Some(namespaced), plan),
-        "statefulsets" => start_typed(statefulset::families(), Some(namespaced), plan),
-        "storageclasses" => start_typed(storageclass::families(), None, plan),
-        "validatingadmissionpolicies" => {
-            start_typed(validatingadmissionpolicy::families(), None, plan)
-        }
-        "validatingadmissionpolicybindings" => {
-            start_typed(validatingadmissionpolicybinding::families(), None, plan)
-        }
-        "validatingwebhookconfigurations" => {
-            start_typed(validatingwebhookconfiguration::families(), None, plan)
-        }
-        "volumeattachments" => start_typed(volumeattachment::families(), None, plan),
-        _ => return None,
-    })
+        assert_eq!(DEFAULT_RESOURCES.len(), 32);
+        assert_eq!(
+            resource_kind("pods").map(|k| k.scope),
+            Some(Scope::Namespaced)
+        );
+        assert_eq!(
+            resource_kind("nodes").map(|k| k.scope),
+            Some(Scope::Cluster)
+        );
+        assert!(resource_kind("widgets").is_none());
+    }
 }

@@ -22,16 +22,15 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::custom_resource::{
-    CustomResourceOptions, CustomResourceRuntime, CustomResourceStateConfig, CustomResourceStores,
-    run_custom_resources,
+    CustomResourceOptions, CustomResourceRuntime, CustomResourceStateConfig, run_custom_resources,
 };
 use crate::families::FamilyContext;
 use crate::http::{MetricsState, router};
 use crate::registry::{FamilyPredicate, ResourcePlan, start};
 use crate::sharding::Sharding;
-use crate::store::MetricsStore;
+use crate::store::{Serving, SharedServing};
 use crate::telemetry::Telemetry;
-use crate::watch::ListSettings;
+use crate::watch::{ListSettings, NamespacePlan, WatchSettings};
 
 /// How often discovery is refreshed to notice CRDs created or deleted after start.
 const DISCOVERY_INTERVAL: Duration = Duration::from_secs(5);
@@ -57,17 +56,6 @@ pub struct EngineSpec {
     pub custom_resources: Option<Arc<CustomResourceStateConfig>>,
     pub gzip: bool,
 }
-
-/// What a scrape reads: one consistent set of stores.
-pub struct Serving {
-    pub stores: Vec<Arc<MetricsStore>>,
-    /// Custom-resource stores; their set changes as CRDs come and go.
-    pub custom: Option<CustomResourceStores>,
-    pub gzip: bool,
-}
-
-/// The stores scrapes read, swapped whole on reload.
-pub type SharedServing = Arc<RwLock<Arc<Serving>>>;
 
 /// Running watchers for one [`EngineSpec`]; dropping it stops them.
 pub struct Engine {
@@ -119,24 +107,28 @@ impl Engine {
         let (synced_tx, synced_rx) = watch::channel(false);
         let synced_tx = Arc::new(synced_tx);
         let pending = Arc::new(AtomicUsize::new(0));
-        let ownership: Arc<Sharding> = Arc::new(spec.sharding);
+        let watch = WatchSettings {
+            client: client.clone(),
+            namespaces: NamespacePlan {
+                namespaces: spec.namespaces.clone(),
+                denylist_selector: spec.namespace_field_selector.clone(),
+            },
+            ownership: Arc::new(spec.sharding),
+            telemetry: telemetry.clone(),
+            list: spec.list,
+        };
         let mut stores = Vec::new();
         let mut tasks = Vec::new();
         for resource in &spec.resources {
             let pending_for_cb = pending.clone();
             let synced = synced_tx.clone();
             let plan = ResourcePlan {
-                client: client.clone(),
-                namespaces: spec.namespaces.clone(),
-                namespace_field_selector: spec.namespace_field_selector.clone(),
+                watch: watch.clone(),
                 field_selector: (resource == "pods")
                     .then(|| spec.pod_field_selector.clone())
                     .flatten(),
                 ctx: (spec.context_for)(resource),
                 family_enabled: spec.family_enabled.clone(),
-                ownership: ownership.clone(),
-                telemetry: telemetry.clone(),
-                list: spec.list,
                 on_synced: Arc::new(move || {
                     if pending_for_cb.fetch_sub(1, Ordering::SeqCst) == 1 {
                         synced.send_replace(true);
@@ -154,17 +146,11 @@ impl Engine {
         }
         let custom = spec.custom_resources.as_ref().map(|config| {
             run_custom_resources(
-                client.clone(),
                 (**config).clone(),
                 discovery.mapper(),
+                watch.clone(),
                 CustomResourceOptions {
-                    namespaces: spec.namespaces.clone(),
-                    ownership: spec
-                        .sharding
-                        .is_sharded()
-                        .then(|| ownership.clone() as Arc<dyn crate::watch::ObjectOwnership>),
                     family_enabled: Some(spec.family_enabled.clone()),
-                    list: spec.list,
                 },
             )
         });
@@ -330,16 +316,10 @@ async fn follow_specs(
         }
         *serving.write().unwrap_or_else(|e| e.into_inner()) = next.serving.clone();
         telemetry.set_sharding(spec.sharding.shard, spec.sharding.total);
-        telemetry.forget_resources(
-            engine
-                .serving
-                .stores
-                .iter()
-                .map(|s| s.resource())
-                .filter(|r| !spec.resources.iter().any(|n| n == r)),
-        );
-        // Dropping the old engine stops its watchers.
+        let dropped = engine.serving.resources_not_in(&next.serving);
+        // Dropping the old engine stops its watchers; then their object gauges can go.
         engine = next;
+        telemetry.forget_resources(dropped);
         tracing::info!("configuration applied");
     }
     // The spec source ended (shutdown); keep the engine until the process stops.

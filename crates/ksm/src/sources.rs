@@ -458,7 +458,7 @@ mod tests {
         let failed = tokio::time::timeout(Duration::from_secs(25), async {
             loop {
                 tokio::time::sleep(Duration::from_millis(100)).await;
-                let text = gather(&telemetry);
+                let text = telemetry.exposition();
                 if text.contains(&format!(
                     "kube_state_metrics_last_config_reload_successful{{filename=\"{label}\",type=\"customresourceconfig\"}} 0"
                 )) {
@@ -467,20 +467,11 @@ mod tests {
             }
         })
         .await;
-        assert!(failed.is_ok(), "{}", gather(&telemetry));
+        assert!(failed.is_ok(), "{}", telemetry.exposition());
         assert!(!source.rx.has_changed().unwrap_or(true));
         assert_eq!(
             source.current().expect("still loaded").spec.resources[0].metrics[0].name,
             "x"
         );
-    }
-
-    fn gather(t: &Telemetry) -> String {
-        use prometheus::Encoder;
-        let mut out = Vec::new();
-        prometheus::TextEncoder::new()
-            .encode(&t.registry.gather(), &mut out)
-            .expect("encode");
-        String::from_utf8(out).expect("utf8")
     }
 }

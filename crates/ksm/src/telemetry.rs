@@ -171,12 +171,15 @@ impl Telemetry {
             .inc();
     }
 
-    /// The watcher does not say whether a list or a watch failed; both are counted as the
-    /// watch error upstream reports, since every failure restarts the watch.
-    pub fn watch_failed(&self, resource: &str, _error: &kube::runtime::watcher::Error) {
-        self.watch_total
-            .with_label_values(&["error", resource])
-            .inc();
+    /// A failed list counts as `kube_state_metrics_list_total{result="error"}`, anything
+    /// else (starting or keeping the watch) as the watch error, as upstream's instrumented
+    /// ListerWatcher counts its List and Watch calls.
+    pub fn watch_failed(&self, resource: &str, error: &kube::runtime::watcher::Error) {
+        let counter = match error {
+            kube::runtime::watcher::Error::InitialListFailed(_) => &self.list_total,
+            _ => &self.watch_total,
+        };
+        counter.with_label_values(&["error", resource]).inc();
     }
 
     /// Drops the object gauge of resources no longer watched (after a reload), so a
@@ -195,17 +198,21 @@ impl Telemetry {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use prometheus::Encoder;
-
-    fn exposition(t: &Telemetry) -> String {
+impl Telemetry {
+    /// The self-metrics as the telemetry port serves them.
+    pub(crate) fn exposition(&self) -> String {
+        use prometheus::Encoder;
         let mut out = Vec::new();
         prometheus::TextEncoder::new()
-            .encode(&t.registry.gather(), &mut out)
+            .encode(&self.registry.gather(), &mut out)
             .expect("encode");
         String::from_utf8(out).expect("utf8")
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     #[test]
     fn forgotten_resources_leave_the_object_gauge() {
@@ -213,9 +220,28 @@ mod tests {
         t.set_objects("pods", 3);
         t.set_objects("secrets", 1);
         t.forget_resources(["secrets", "never-seen"]);
-        let text = exposition(&t);
+        let text = t.exposition();
         assert!(text.contains("kube_state_metrics_list_objects{resource=\"pods\"} 3"));
         assert!(!text.contains("resource=\"secrets\""), "{text}");
+    }
+
+    #[test]
+    fn a_failed_list_is_a_list_error_and_anything_else_a_watch_error() {
+        use kube::runtime::watcher::Error;
+        let t = Telemetry::new().expect("telemetry");
+        let list_error = Error::InitialListFailed(kube::Error::LinesCodecMaxLineLengthExceeded);
+        t.watch_failed("pods", &list_error);
+        t.watch_failed("pods", &Error::NoResourceVersion);
+        t.watch_failed("pods", &Error::NoResourceVersion);
+        let text = t.exposition();
+        assert!(
+            text.contains("kube_state_metrics_list_total{resource=\"pods\",result=\"error\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("kube_state_metrics_watch_total{resource=\"pods\",result=\"error\"} 2"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -225,7 +251,7 @@ mod tests {
         t.config_loaded(ConfigKind::Options, "/etc/ksm/config.yaml", at, u64::MAX);
         t.config_loaded(ConfigKind::CustomResourceState, "crs.yaml", at, 7);
         t.config_failed(ConfigKind::CustomResourceState, "crs.yaml");
-        let text = exposition(&t);
+        let text = t.exposition();
         for line in [
             "kube_state_metrics_last_config_reload_successful{filename=\"/etc/ksm/config.yaml\",type=\"config\"} 1",
             "kube_state_metrics_last_config_reload_successful{filename=\"crs.yaml\",type=\"customresourceconfig\"} 0",

@@ -7,7 +7,8 @@
 
 use std::collections::BTreeSet;
 
-use ferrocrane_ksm::families::{Stability, all_family_metadata};
+use ferrocrane_ksm::families::Stability;
+use ferrocrane_ksm::registry::all_family_metadata;
 
 /// `(resource, name, type, stability, deprecated, optin)` as the TSV spells them.
 type Row = (String, String, String, String, String, String);

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use ferrocrane_core::prometheus::InstantSample;
 use ferrocrane_core::promql::Requirement;
 
-use super::status::Status;
 use super::types::{MetricValue, ObjectReference, decimal_quantity, label_selector};
+use crate::status::Status;
 
 /// A custom-metrics request, from its path.
 #[derive(Debug, Clone, PartialEq, Eq)]

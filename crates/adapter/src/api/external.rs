@@ -3,8 +3,8 @@
 
 use ferrocrane_core::prometheus::QueryResult;
 
-use super::status::Status;
 use super::types::{ExternalMetricValue, decimal_quantity, rfc3339_from_millis};
+use crate::status::Status;
 
 /// `namespaces/{ns}/{metric}` → (namespace, metric).
 pub fn parse_path<'a>(segments: &[&'a str]) -> Result<(&'a str, &'a str), Status> {

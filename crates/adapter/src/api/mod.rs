@@ -9,7 +9,6 @@ pub mod custom;
 pub mod discovery;
 pub mod external;
 pub mod openapi;
-pub mod status;
 pub mod types;
 
 use axum::Router;
@@ -19,13 +18,14 @@ use axum::routing::get;
 use ferrocrane_core::kube::{ResourceMapper, SharedMapper};
 use ferrocrane_core::prometheus::{PrometheusClient, QueryResult};
 use ferrocrane_core::promql::{Requirement, parse_label_selector};
+use ferrocrane_core::server::{UrlPart, percent_decode};
 use http::StatusCode;
 use kube::api::{Api, DynamicObject, ListParams};
 
 use crate::registry::{CustomMetricInfo, RegistryError};
 use crate::relist::{SharedRegistries, SharedResourceQueries};
+use crate::status::{Status, json_response};
 use custom::{CustomRequest, Described};
-use status::{Status, json_response};
 use types::{ApiResourceList, CustomVersion, ExternalMetricValueList, MetricValueList};
 
 /// What the handlers share.
@@ -129,39 +129,12 @@ fn url_pairs(q: &str) -> Vec<(String, String)> {
         .filter(|kv| !kv.is_empty())
         .map(|kv| {
             let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-            (percent_decode(k, true), percent_decode(v, true))
+            (
+                percent_decode(k, UrlPart::QueryComponent),
+                percent_decode(v, UrlPart::QueryComponent),
+            )
         })
         .collect()
-}
-
-/// Percent-decodes a query component (`plus_as_space`, as Go's `url.ParseQuery`) or a path
-/// segment (Go's `URL.Path`, which is what Kubernetes routes and authorizes on: kubectl sends
-/// `*` as `%2A`). Invalid escapes are kept literally.
-pub fn percent_decode(s: &str, plus_as_space: bool) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'+' if plus_as_space => out.push(b' '),
-            b'%' if i + 2 < b.len() => {
-                let hex = std::str::from_utf8(&b[i + 1..i + 3])
-                    .ok()
-                    .and_then(|h| u8::from_str_radix(h, 16).ok());
-                match hex {
-                    Some(v) => {
-                        out.push(v);
-                        i += 3;
-                        continue;
-                    }
-                    None => out.push(b'%'),
-                }
-            }
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn selector(raw: Option<&str>) -> Result<Vec<Requirement>, Status> {
@@ -179,7 +152,7 @@ async fn apis(State(state): State<ApiState>, req: Request) -> Response {
         .trim_start_matches("/apis")
         .split('/')
         .filter(|s| !s.is_empty())
-        .map(|s| percent_decode(s, false))
+        .map(|s| percent_decode(s, UrlPart::PathSegment))
         .collect();
     let segments: Vec<&str> = decoded.iter().map(String::as_str).collect();
     let rm = state.resource_metrics_enabled();
@@ -455,7 +428,5 @@ mod tests {
         assert_eq!(p.metric_label_selector.as_deref(), Some("verb=GET"));
         assert_eq!(p.field_selector, None);
         assert_eq!(parse_params(None), Params::default());
-        assert_eq!(percent_decode("a%zz%4", true), "a%zz%4");
-        assert_eq!(percent_decode("%2A+x", false), "*+x");
     }
 }

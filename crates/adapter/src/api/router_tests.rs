@@ -8,7 +8,7 @@ use ferrocrane_core::kube::SharedMapper;
 use tower::ServiceExt;
 
 use super::*;
-use crate::config::parse_str;
+use crate::loader::parse_str;
 use crate::naming::Series;
 use crate::relist::Registries;
 use crate::resource_metrics::SharedQueries;

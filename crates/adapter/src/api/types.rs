@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use ferrocrane_core::promql::{Operator, Requirement};
 use serde::Serialize;
 
-use super::status::EmptyMeta;
+use crate::status::EmptyMeta;
 
 /// `v1.ObjectReference` as `describedObject` (every field `omitempty`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

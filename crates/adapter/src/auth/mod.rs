@@ -12,29 +12,29 @@
 //! `/readyz` by default, as upstream) skip it; everything else is a `SubjectAccessReview` with
 //! resource attributes for API requests and the path for the rest, cached (allowed and denied
 //! alike) for the TTL, like upstream's delegating authorizer (10 s each).
+//!
+//! The reviews, their caches and the bearer-token parsing are core's
+//! [`ferrocrane_core::server::delegated_auth`]; what is here is the adapter's policy (which
+//! identities count, which paths are open) and its `metav1.Status` answers.
 
 mod request_info;
 
-use std::collections::HashMap;
-use std::hash::Hash;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use ferrocrane_core::server::{FrontProxyConfig, PeerCertificates, UserInfo, front_proxy_identity};
-use futures::future::BoxFuture;
-use http::HeaderMap;
-use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec};
-use k8s_openapi::api::authorization::v1::{
-    NonResourceAttributes, ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
+use ferrocrane_core::server::delegated_auth::{
+    Authorizer, CacheConfig, Decision, ReviewApi, ReviewError, TokenReviewer, request_bearer_token,
+    with_authenticated_group,
 };
-use kube::api::{Api, PostParams};
+use ferrocrane_core::server::{FrontProxyConfig, PeerCertificates, UserInfo, front_proxy_identity};
+use http::HeaderMap;
 
 pub use request_info::{RequestInfo, path_always_allowed};
 
-use crate::api::status::Status;
+use crate::status::Status;
 
 /// Paths served without authentication or authorization (upstream's
 /// `--authorization-always-allow-paths` default).
@@ -43,120 +43,8 @@ pub const DEFAULT_ALWAYS_ALLOW_PATHS: &[&str] = &["/healthz", "/readyz", "/livez
 /// Groups whose members skip authorization (upstream's default).
 pub const ALWAYS_ALLOW_GROUPS: &[&str] = &["system:masters"];
 
-/// An authorization answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
-    Allow,
-    /// Denied, with the authorizer's reason (may be empty).
-    Deny(String),
-}
-
-/// The calls to the API server that delegated auth needs; a trait so the policy around them
-/// (ordering, caching, status codes) is tested without an API server.
-pub trait Reviewer: Send + Sync {
-    /// `Ok(None)`: the token is not valid.
-    fn review_token<'a>(
-        &'a self,
-        token: &'a str,
-    ) -> BoxFuture<'a, Result<Option<UserInfo>, String>>;
-    fn review_access<'a>(
-        &'a self,
-        spec: SubjectAccessReviewSpec,
-    ) -> BoxFuture<'a, Result<Decision, String>>;
-}
-
-/// [`Reviewer`] backed by the API server (`--authentication-kubeconfig`,
-/// `--authorization-kubeconfig`).
-pub struct KubeReviewer {
-    pub authentication: kube::Client,
-    pub authorization: kube::Client,
-}
-
-impl Reviewer for KubeReviewer {
-    fn review_token<'a>(
-        &'a self,
-        token: &'a str,
-    ) -> BoxFuture<'a, Result<Option<UserInfo>, String>> {
-        Box::pin(async move {
-            let api: Api<TokenReview> = Api::all(self.authentication.clone());
-            let review = TokenReview {
-                spec: TokenReviewSpec {
-                    token: token.to_owned(),
-                    audiences: None,
-                },
-                ..TokenReview::default()
-            };
-            let out = api
-                .create(&PostParams::default(), &review)
-                .await
-                .map_err(|e| format!("TokenReview: {e}"))?;
-            let Some(status) = out.status else {
-                return Ok(None);
-            };
-            if status.authenticated != Some(true) {
-                return Ok(None);
-            }
-            let user = status.user.unwrap_or_default();
-            Ok(Some(UserInfo {
-                username: user.username.unwrap_or_default(),
-                groups: user.groups.unwrap_or_default(),
-                extra: user.extra.unwrap_or_default().into_iter().collect(),
-            }))
-        })
-    }
-
-    fn review_access<'a>(
-        &'a self,
-        spec: SubjectAccessReviewSpec,
-    ) -> BoxFuture<'a, Result<Decision, String>> {
-        Box::pin(async move {
-            let api: Api<SubjectAccessReview> = Api::all(self.authorization.clone());
-            let review = SubjectAccessReview {
-                spec,
-                ..SubjectAccessReview::default()
-            };
-            let out = api
-                .create(&PostParams::default(), &review)
-                .await
-                .map_err(|e| format!("SubjectAccessReview: {e}"))?;
-            let status = out.status.unwrap_or_default();
-            if status.allowed {
-                Ok(Decision::Allow)
-            } else {
-                Ok(Decision::Deny(status.reason.unwrap_or_default()))
-            }
-        })
-    }
-}
-
-/// The SubjectAccessReview spec for `user` doing `info`.
-pub fn access_review_spec(user: &UserInfo, info: &RequestInfo) -> SubjectAccessReviewSpec {
-    let mut spec = SubjectAccessReviewSpec {
-        user: Some(user.username.clone()),
-        groups: Some(user.groups.clone()),
-        extra: (!user.extra.is_empty()).then(|| user.extra.clone().into_iter().collect()),
-        ..SubjectAccessReviewSpec::default()
-    };
-    if info.is_resource_request {
-        let opt = |s: &str| (!s.is_empty()).then(|| s.to_owned());
-        spec.resource_attributes = Some(ResourceAttributes {
-            namespace: opt(&info.namespace),
-            verb: opt(&info.verb),
-            group: Some(info.api_group.clone()),
-            version: opt(&info.api_version),
-            resource: opt(&info.resource),
-            subresource: opt(&info.subresource),
-            name: opt(&info.name),
-            ..ResourceAttributes::default()
-        });
-    } else {
-        spec.non_resource_attributes = Some(NonResourceAttributes {
-            path: Some(info.path.clone()),
-            verb: Some(info.verb.clone()),
-        });
-    }
-    spec
-}
+/// Bound on each review cache, so a flood of distinct tokens or requests stays small.
+const MAX_CACHED: usize = 10_000;
 
 /// `responsewriters.Forbidden`'s answer for a denied request.
 pub fn forbidden(user: &UserInfo, info: &RequestInfo, reason: &str) -> Status {
@@ -195,55 +83,13 @@ pub fn forbidden(user: &UserInfo, info: &RequestInfo, reason: &str) -> Status {
     }
 }
 
-/// A small map whose entries expire; bounded so a flood of distinct tokens or paths cannot grow
-/// it without limit.
-#[derive(Debug)]
-pub struct TtlCache<K, V> {
-    ttl: Duration,
-    max_entries: usize,
-    entries: Mutex<HashMap<K, (V, Instant)>>,
-}
-
-impl<K: Eq + Hash, V: Clone> TtlCache<K, V> {
-    pub fn new(ttl: Duration, max_entries: usize) -> Self {
-        TtlCache {
-            ttl,
-            max_entries: max_entries.max(1),
-            entries: Mutex::new(HashMap::new()),
-        }
-    }
-
-    pub fn get(&self, key: &K, now: Instant) -> Option<V> {
-        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        entries
-            .get(key)
-            .filter(|(_, at)| now.duration_since(*at) < self.ttl)
-            .map(|(v, _)| v.clone())
-    }
-
-    pub fn insert(&self, key: K, value: V, now: Instant) {
-        if self.ttl.is_zero() {
-            return;
-        }
-        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        if entries.len() >= self.max_entries {
-            entries.retain(|_, (_, at)| now.duration_since(*at) < self.ttl);
-            if entries.len() >= self.max_entries {
-                entries.clear();
-            }
-        }
-        entries.insert(key, (value, now));
-    }
-}
-
 /// Authentication and authorization settings and state.
 pub struct Auth {
     /// `None` when no requestheader CA is configured: no caller is trusted by certificate.
     pub front_proxy: Option<FrontProxyConfig>,
     pub always_allow_paths: Vec<String>,
-    pub reviewer: Arc<dyn Reviewer>,
-    tokens: TtlCache<String, Option<UserInfo>>,
-    decisions: TtlCache<String, Decision>,
+    tokens: TokenReviewer,
+    authorizer: Authorizer,
     metrics: Option<AuthMetrics>,
 }
 
@@ -271,16 +117,18 @@ impl Auth {
     pub fn new(
         front_proxy: Option<FrontProxyConfig>,
         always_allow_paths: Vec<String>,
-        reviewer: Arc<dyn Reviewer>,
+        reviews: Arc<dyn ReviewApi>,
         cache_ttl: Duration,
         metrics: Option<AuthMetrics>,
     ) -> Self {
+        // Upstream's `--authentication-token-webhook-cache-ttl` is used for both caches and for
+        // accepted and refused answers alike (the delegating authorizer's defaults are equal).
+        let cache = CacheConfig::uniform(cache_ttl, MAX_CACHED);
         Auth {
             front_proxy,
             always_allow_paths,
-            reviewer,
-            tokens: TtlCache::new(cache_ttl, 10_000),
-            decisions: TtlCache::new(cache_ttl, 10_000),
+            tokens: TokenReviewer::new(reviews.clone(), cache),
+            authorizer: Authorizer::new(reviews, cache),
             metrics,
         }
     }
@@ -299,7 +147,7 @@ impl Auth {
         &self,
         peer: Option<&PeerCertificates>,
         headers: &HeaderMap,
-    ) -> Result<Option<UserInfo>, String> {
+    ) -> Result<Option<UserInfo>, ReviewError> {
         Ok(self
             .authenticate_raw(peer, headers)
             .await?
@@ -310,7 +158,7 @@ impl Auth {
         &self,
         peer: Option<&PeerCertificates>,
         headers: &HeaderMap,
-    ) -> Result<Option<UserInfo>, String> {
+    ) -> Result<Option<UserInfo>, ReviewError> {
         if let Some(proxy) = &self.front_proxy {
             match front_proxy_identity(peer, headers, proxy) {
                 Ok(Some(user)) => return Ok(Some(user)),
@@ -321,20 +169,18 @@ impl Auth {
                 }
             }
         }
-        let Some(token) = bearer_token(headers) else {
-            return Ok(None);
-        };
-        let now = Instant::now();
-        if let Some(cached) = self.tokens.get(&token.to_owned(), now) {
-            return Ok(cached);
+        match request_bearer_token(headers) {
+            Some(token) => self.tokens.review(token).await,
+            None => Ok(None),
         }
-        let user = self.reviewer.review_token(token).await?;
-        self.tokens.insert(token.to_owned(), user.clone(), now);
-        Ok(user)
     }
 
     /// Whether `user` may do `info`.
-    pub async fn authorize(&self, user: &UserInfo, info: &RequestInfo) -> Result<Decision, String> {
+    pub async fn authorize(
+        &self,
+        user: &UserInfo,
+        info: &RequestInfo,
+    ) -> Result<Decision, ReviewError> {
         if user
             .groups
             .iter()
@@ -342,36 +188,8 @@ impl Auth {
         {
             return Ok(Decision::Allow);
         }
-        let spec = access_review_spec(user, info);
-        // The spec serialises deterministically (BTreeMaps, fixed field order): a good key.
-        let key = serde_json::to_string(&spec).map_err(|e| e.to_string())?;
-        let now = Instant::now();
-        if let Some(d) = self.decisions.get(&key, now) {
-            return Ok(d);
-        }
-        let decision = self.reviewer.review_access(spec).await?;
-        self.decisions.insert(key, decision.clone(), now);
-        Ok(decision)
+        self.authorizer.authorize(user, &info.attributes()).await
     }
-}
-
-/// Adds `system:authenticated` unless the user already has it (or `system:unauthenticated`).
-pub fn with_authenticated_group(mut user: UserInfo) -> UserInfo {
-    if !user
-        .groups
-        .iter()
-        .any(|g| g == "system:authenticated" || g == "system:unauthenticated")
-    {
-        user.groups.push("system:authenticated".to_owned());
-    }
-    user
-}
-
-fn bearer_token(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = value.trim().split_once(' ')?;
-    let token = token.trim();
-    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
 /// The authenticated caller, inserted into the request for handlers that want it.
@@ -414,7 +232,7 @@ pub async fn middleware(State(auth): State<Arc<Auth>>, mut req: Request, next: N
         Err(e) => {
             tracing::warn!(error = %e, user = %user.username, path = %path, "authorization failed");
             auth.count("error");
-            Status::internal(e).into_response()
+            Status::internal(e.to_string()).into_response()
         }
     }
 }

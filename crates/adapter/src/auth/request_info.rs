@@ -1,5 +1,8 @@
 //! What a request asks for, in the terms Kubernetes authorizes: apiserver's `RequestInfo`.
 
+use ferrocrane_core::server::delegated_auth::{RequestAttributes, ResourceRequest};
+use ferrocrane_core::server::{UrlPart, percent_decode};
+
 /// The attributes of a request, as kube-apiserver's `RequestInfoFactory` derives them from the
 /// method and path. A request under `/apis/{group}/{version}/...` with at least a resource is a
 /// resource request; everything else (discovery documents, `/openapi`, `/metrics`) is a
@@ -44,7 +47,7 @@ impl RequestInfo {
             .trim_matches('/')
             .split('/')
             .filter(|p| !p.is_empty())
-            .map(|p| crate::api::percent_decode(p, false))
+            .map(|p| percent_decode(p, UrlPart::PathSegment))
             .collect();
         let parts: Vec<&str> = decoded.iter().map(String::as_str).collect();
         let rest: &[&str] = match parts.as_slice() {
@@ -94,6 +97,27 @@ impl RequestInfo {
             info.verb = if watch { "watch" } else { "list" }.to_owned();
         }
         info
+    }
+}
+
+impl RequestInfo {
+    /// The attributes a `SubjectAccessReview` asks about.
+    pub fn attributes(&self) -> RequestAttributes {
+        if !self.is_resource_request {
+            return RequestAttributes::NonResource {
+                verb: self.verb.clone(),
+                path: self.path.clone(),
+            };
+        }
+        RequestAttributes::Resource(ResourceRequest {
+            verb: self.verb.clone(),
+            group: self.api_group.clone(),
+            version: self.api_version.clone(),
+            namespace: self.namespace.clone(),
+            resource: self.resource.clone(),
+            subresource: self.subresource.clone(),
+            name: self.name.clone(),
+        })
     }
 }
 

@@ -1,8 +1,12 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, to_bytes};
 use axum::routing::get;
+use ferrocrane_core::server::delegated_auth::access_review_spec;
+use futures::future::BoxFuture;
+use k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec;
 use rustls::pki_types::{CertificateDer, pem::PemObject};
 use tower::ServiceExt;
 
@@ -16,11 +20,11 @@ struct FakeReviewer {
     fail_access: bool,
 }
 
-impl Reviewer for FakeReviewer {
+impl ReviewApi for FakeReviewer {
     fn review_token<'a>(
         &'a self,
         token: &'a str,
-    ) -> BoxFuture<'a, Result<Option<UserInfo>, String>> {
+    ) -> BoxFuture<'a, Result<Option<UserInfo>, ReviewError>> {
         self.token_calls.fetch_add(1, Ordering::SeqCst);
         Box::pin(async move {
             Ok(match token {
@@ -41,11 +45,13 @@ impl Reviewer for FakeReviewer {
     fn review_access<'a>(
         &'a self,
         spec: SubjectAccessReviewSpec,
-    ) -> BoxFuture<'a, Result<Decision, String>> {
+    ) -> BoxFuture<'a, Result<Decision, ReviewError>> {
         self.access_calls.fetch_add(1, Ordering::SeqCst);
         Box::pin(async move {
             if self.fail_access {
-                return Err("connection refused".into());
+                return Err(ReviewError::AccessReview(kube::Error::Service(
+                    "connection refused".into(),
+                )));
             }
             Ok(if spec.user.as_deref() == Some("alice") {
                 Decision::Allow
@@ -236,7 +242,7 @@ fn review_specs() {
         ..UserInfo::default()
     };
     let info = RequestInfo::parse(&http::Method::GET, CUSTOM, None);
-    let spec = access_review_spec(&user, &info);
+    let spec = access_review_spec(&user, &info.attributes());
     let ra = spec.resource_attributes.unwrap();
     assert_eq!(ra.group.as_deref(), Some("custom.metrics.k8s.io"));
     assert_eq!(ra.resource.as_deref(), Some("pods"));
@@ -249,7 +255,7 @@ fn review_specs() {
         "/apis/custom.metrics.k8s.io/v1beta1",
         None,
     );
-    let spec = access_review_spec(&user, &info);
+    let spec = access_review_spec(&user, &info.attributes());
     assert!(spec.resource_attributes.is_none());
     let nra = spec.non_resource_attributes.unwrap();
     assert_eq!(
@@ -283,17 +289,4 @@ async fn authenticated_users_are_in_system_authenticated() {
         .unwrap()
         .unwrap();
     assert_eq!(user.groups, vec!["system:authenticated"]);
-}
-
-#[test]
-fn ttl_cache_expires_and_stays_bounded() {
-    let cache = TtlCache::new(Duration::from_secs(10), 2);
-    let t0 = Instant::now();
-    cache.insert("a", 1, t0);
-    assert_eq!(cache.get(&"a", t0 + Duration::from_secs(9)), Some(1));
-    assert_eq!(cache.get(&"a", t0 + Duration::from_secs(10)), None);
-    cache.insert("b", 2, t0);
-    cache.insert("c", 3, t0);
-    assert!(cache.entries.lock().unwrap().len() <= 2);
-    assert_eq!(cache.get(&"c", t0), Some(3));
 }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::config::PromDuration;
 
 fn parse(args: &[&str]) -> Args {
     let mut v = vec!["metrics-adapter"];
@@ -115,6 +116,38 @@ fn bad_flags_name_the_flag() {
     assert!(a.validate().is_err());
     let e = Args::try_parse_from(["m", "--metrics-relist-interval=10 minutes"]).unwrap_err();
     assert!(e.to_string().contains("metrics-relist-interval"), "{e}");
+}
+
+/// The duration flags read Go durations, as upstream's `time.Duration` flags do. What the
+/// Prometheus-syntax parser they used before accepted, less days, weeks and years, reads the same.
+#[test]
+fn duration_flags_are_go_durations() {
+    for h in ["", "1h", "25h"] {
+        for m in ["", "0m", "5m"] {
+            for s in ["", "30s"] {
+                for ms in ["", "500ms"] {
+                    let text = format!("{h}{m}{s}{ms}");
+                    if !text.is_empty() {
+                        let before = PromDuration::parse(&text).map(|d| d.0);
+                        assert_eq!(parse_duration(&text), before, "{text}");
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+    assert_eq!(parse_duration("1.5m"), Ok(Duration::from_secs(90)));
+    assert_eq!(parse_duration("250us"), Ok(Duration::from_micros(250)));
+    assert_eq!(
+        parse_duration("1d"),
+        Err(r#"time: unknown unit "d" in duration "1d""#.to_owned())
+    );
+    assert_eq!(
+        parse_duration("-1m"),
+        Err(r#""-1m" is negative"#.to_owned())
+    );
+    let a = parse(&["--metrics-relist-interval=1.5m"]);
+    assert_eq!(a.metrics_relist_interval, Duration::from_secs(90));
 }
 
 #[test]

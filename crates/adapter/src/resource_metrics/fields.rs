@@ -2,7 +2,7 @@
 //! syntax (`a=b,c!=d`, `==` for `=`, `\` escaping `\`, `,` and `=`), restricted to the two
 //! fields every object's metadata has, and matched against the listed objects.
 
-use crate::api::status::Status;
+use crate::status::Status;
 
 /// One `field=value` or `field!=value` term.
 #[derive(Debug, Clone, PartialEq, Eq)]

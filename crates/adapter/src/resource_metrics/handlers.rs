@@ -17,8 +17,8 @@ use super::model::{
     list, node_metrics_list, object_not_found, pod_metrics_list,
 };
 use super::{App, ResourceMetricsState};
-use crate::api::status::Status;
 use crate::naming::{GroupResource, ResourceQueries, ResourceQuery};
+use crate::status::Status;
 
 /// The list options the metrics API honours.
 #[derive(Debug, Default, Deserialize)]

@@ -14,7 +14,7 @@ use tokio::task::JoinHandle;
 
 use super::fields::FieldSelector;
 use super::model::ObjectInfo;
-use crate::api::status::Status;
+use crate::status::Status;
 use ferrocrane_core::promql::{Operator, parse_label_selector};
 
 /// How long a request waits for the first list of pods or nodes before answering 503.

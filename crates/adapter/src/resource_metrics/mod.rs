@@ -69,15 +69,16 @@ use ferrocrane_core::prometheus::PrometheusClient;
 
 use crate::naming::ResourceQueries;
 
+pub use ferrocrane_core::quantity::{QuantityFormat, format_milli};
 pub use fields::FieldSelector;
 pub use listers::label_selector;
 pub use model::object_not_found;
 pub use model::{
     API_VERSION, AssembleContext, ContainerMetrics, ItemMeta, MetricsList, NodeMetrics, ObjectInfo,
-    PodMetrics, QueryResults, SamplesByObject, Usage, go_duration, index_samples, node_metrics,
+    PodMetrics, QueryResults, SamplesByObject, Usage, index_samples, node_metrics,
     node_metrics_list, pod_metrics, pod_metrics_list,
 };
-pub use quantity::{QuantityFormat, format_milli, milli_of};
+pub use quantity::milli_of;
 
 /// The compiled `resourceRules`, swapped on config reload; `None` when the config has none.
 #[derive(Debug, Clone, Default)]

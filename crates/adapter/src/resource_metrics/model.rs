@@ -5,13 +5,15 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
+use ferrocrane_core::duration::GoDuration;
 use ferrocrane_core::prometheus::InstantSample;
+use ferrocrane_core::quantity::{QuantityFormat, format_milli};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use serde::Serialize;
 
-use super::quantity::{QuantityFormat, format_milli, milli_of};
-use crate::api::status::{Status, StatusDetails};
+use super::quantity::milli_of;
+use crate::status::{Status, StatusDetails};
 
 /// The group-version every object here carries.
 pub const API_VERSION: &str = "metrics.k8s.io/v1beta1";
@@ -196,46 +198,6 @@ pub fn time_ms(ms: i64) -> Time {
     Time(Timestamp::from_millisecond(ms).unwrap_or(Timestamp::UNIX_EPOCH))
 }
 
-/// Go's `time.Duration.String()`: `5m0s`, `30s`, `1h0m0s`, `1.5s`, `500ms`, `0s`.
-pub fn go_duration(d: Duration) -> String {
-    let nanos = d.as_nanos();
-    if nanos == 0 {
-        return "0s".to_owned();
-    }
-    // Below one second Go picks the largest unit that keeps an integer part.
-    let fraction = |value: u128, unit: u128| -> String {
-        let int = value / unit;
-        let frac = value % unit;
-        if frac == 0 {
-            return int.to_string();
-        }
-        let width = unit.ilog10() as usize;
-        let digits = format!("{frac:0width$}");
-        format!("{int}.{}", digits.trim_end_matches('0'))
-    };
-    if nanos < 1_000 {
-        return format!("{nanos}ns");
-    }
-    if nanos < 1_000_000 {
-        return format!("{}µs", fraction(nanos, 1_000));
-    }
-    if nanos < 1_000_000_000 {
-        return format!("{}ms", fraction(nanos, 1_000_000));
-    }
-    let total_secs = nanos / 1_000_000_000;
-    let sub = nanos % 1_000_000_000;
-    let hours = total_secs / 3600;
-    let minutes = (total_secs % 3600) / 60;
-    let seconds = fraction((total_secs % 60) * 1_000_000_000 + sub, 1_000_000_000);
-    if hours > 0 {
-        format!("{hours}h{minutes}m{seconds}s")
-    } else if minutes > 0 {
-        format!("{minutes}m{seconds}s")
-    } else {
-        format!("{seconds}s")
-    }
-}
-
 /// What assembling needs besides the samples: the container labels, the window, and the time
 /// of the answer.
 #[derive(Debug, Clone)]
@@ -293,7 +255,7 @@ pub fn pod_metrics(
         api_version: None,
         metadata: meta(pod, cx.now_ms),
         timestamp: time_ms(earliest),
-        window: go_duration(cx.window),
+        window: GoDuration::from_std_saturating(cx.window).to_string(),
         containers: containers
             .into_iter()
             .map(|(name, (cpu, memory))| ContainerMetrics {
@@ -321,7 +283,7 @@ pub fn node_metrics(
         api_version: None,
         metadata: meta(node, cx.now_ms),
         timestamp: time_ms(cpu.sample.timestamp_ms.min(memory.sample.timestamp_ms)),
-        window: go_duration(cx.window),
+        window: GoDuration::from_std_saturating(cx.window).to_string(),
         usage: Usage {
             cpu: format_milli(milli_of(cpu.sample.value), QuantityFormat::DecimalSi),
             memory: format_milli(milli_of(memory.sample.value), QuantityFormat::BinarySi),

@@ -281,25 +281,6 @@ fn containers_follow_each_rules_container_label() {
 }
 
 #[test]
-fn go_durations() {
-    for (d, want) in [
-        (Duration::ZERO, "0s"),
-        (Duration::from_secs(300), "5m0s"),
-        (Duration::from_secs(30), "30s"),
-        (Duration::from_secs(90), "1m30s"),
-        (Duration::from_secs(3600), "1h0m0s"),
-        (Duration::from_millis(1500), "1.5s"),
-        (Duration::from_millis(500), "500ms"),
-        (Duration::from_micros(1500), "1.5ms"),
-        (Duration::from_nanos(1500), "1.5µs"),
-        (Duration::from_nanos(15), "15ns"),
-        (Duration::from_millis(3_723_250), "1h2m3.25s"),
-    ] {
-        assert_eq!(go_duration(d), want, "{d:?}");
-    }
-}
-
-#[test]
 fn status_bodies_like_apimachinery() {
     assert_eq!(
         serde_json::to_value(object_not_found("metrics.k8s.io", "podmetrics", "ns/web-0")).unwrap(),
@@ -395,7 +376,7 @@ async fn call(
 }
 
 fn default_queries() -> crate::naming::ResourceQueries {
-    crate::config::parse_str(
+    crate::loader::parse_str(
         "default-config.yaml",
         include_str!("../../../../config/adapter/default-config.yaml"),
     )

@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 
 use http::HeaderMap;
 
+use super::delegated_auth::UserInfo;
+use super::percent::{UrlPart, percent_decode};
 use super::tls::PeerCertificates;
 
 /// Which certificate names and headers identify the front proxy. Kubernetes publishes these in
@@ -37,16 +39,6 @@ impl Default for FrontProxyConfig {
             extra_prefixes: vec!["X-Remote-Extra-".into()],
         }
     }
-}
-
-/// The caller on whose behalf the front proxy made the request, as `SubjectAccessReview`
-/// wants it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct UserInfo {
-    pub username: String,
-    pub groups: Vec<String>,
-    /// Keys lower-cased and percent-decoded, as Kubernetes does.
-    pub extra: BTreeMap<String, Vec<String>>,
 }
 
 /// Why a request that looked like it came from the front proxy was refused.
@@ -120,7 +112,10 @@ pub fn front_proxy_identity(
         else {
             continue;
         };
-        let key = percent_decode(&name.as_str()[prefix.len()..]).to_lowercase();
+        // Extra keys may contain characters not allowed in header names (e.g. `/` in
+        // `authentication.kubernetes.io/pod-name`), so the proxy percent-encodes them.
+        let key =
+            percent_decode(&name.as_str()[prefix.len()..], UrlPart::PathSegment).to_lowercase();
         let v = header_str(name.as_str(), value)?;
         if !v.is_empty() {
             extra.entry(key).or_default().push(v.to_string());
@@ -131,6 +126,7 @@ pub fn front_proxy_identity(
         username,
         groups,
         extra,
+        ..UserInfo::default()
     }))
 }
 
@@ -144,30 +140,6 @@ fn header_str<'a>(name: &str, value: &'a http::HeaderValue) -> Result<&'a str, A
 fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
     s.get(..prefix.len())
         .is_some_and(|head| head.eq_ignore_ascii_case(prefix))
-}
-
-/// Extra keys may contain characters not allowed in header names (e.g. `/` in
-/// `authentication.kubernetes.io/pod-name`), so the proxy percent-encodes them. Invalid escapes
-/// are kept literally rather than failing the request.
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && let (Some(h), Some(l)) = (
-                bytes.get(i + 1).and_then(|b| (*b as char).to_digit(16)),
-                bytes.get(i + 2).and_then(|b| (*b as char).to_digit(16)),
-            )
-        {
-            out.push((h * 16 + l) as u8);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
@@ -306,12 +278,5 @@ mod tests {
             front_proxy_identity(Some(&peer), &h, &config()),
             Err(AuthnError::InvalidHeader(_))
         ));
-    }
-
-    #[test]
-    fn percent_decoding() {
-        assert_eq!(percent_decode("a%2Fb"), "a/b");
-        assert_eq!(percent_decode("bad%zz%"), "bad%zz%");
-        assert_eq!(percent_decode("%e2%82%ac"), "€");
     }
 }

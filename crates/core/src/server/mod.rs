@@ -1,5 +1,5 @@
 //! Serving: admin endpoints, TLS (including client-certificate and front-proxy
-//! authentication) and graceful shutdown.
+//! authentication), delegated authentication and authorization, and graceful shutdown.
 //!
 //! A TLS aggregated-API server that checks the front-proxy identity is wired like this:
 //!
@@ -36,7 +36,9 @@
 //! ```
 
 mod admin;
+pub mod delegated_auth;
 mod front_proxy;
+mod percent;
 mod serve;
 mod tls;
 
@@ -46,7 +48,9 @@ mod tests;
 use std::{path::PathBuf, time::Duration};
 
 pub use admin::{AdminState, Readiness, ReadyGate, admin_router};
-pub use front_proxy::{AuthnError, FrontProxyConfig, UserInfo, front_proxy_identity};
+pub use delegated_auth::UserInfo;
+pub use front_proxy::{AuthnError, FrontProxyConfig, front_proxy_identity};
+pub use percent::{UrlPart, percent_decode};
 pub use serve::{ServeOptions, serve, serve_with, shutdown_signal};
 pub use tls::{
     ClientAuth, PeerCertificates, SELF_SIGNED_CERT_NAME, SELF_SIGNED_KEY_NAME, TlsServerConfig,

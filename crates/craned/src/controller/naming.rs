@@ -9,8 +9,9 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::ObjectReference;
+use kube::{Resource, ResourceExt};
 
-use crate::crd::known;
+use crate::crd::{Recommendation, RecommendationMission, RecommenderRef, known};
 
 /// A target and the recommender that looks at it: one Recommendation each.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -141,6 +142,39 @@ fn is_label_key(k: &str) -> bool {
 /// Crane's `last-start-time` annotation format: `2006-01-02 15:04:05` in UTC.
 pub fn format_start_time(t: k8s_openapi::jiff::Timestamp) -> String {
     t.strftime("%Y-%m-%d %H:%M:%S").to_string()
+}
+
+/// How the `crane_*` series key a Recommendation.
+pub fn rec_key(namespace: &str, name: &str) -> String {
+    format!("{namespace}/{name}")
+}
+
+/// A rule's `status.recommendations` entry for a Recommendation.
+pub fn mission_of(
+    rec: &Recommendation,
+    key: &IdentityKey,
+    message: Option<String>,
+) -> RecommendationMission {
+    RecommendationMission {
+        api_version: Recommendation::api_version(&()).into_owned(),
+        kind: Recommendation::kind(&()).into_owned(),
+        name: rec.name_any(),
+        namespace: rec.namespace().unwrap_or_default(),
+        uid: rec.uid().unwrap_or_default(),
+        target_ref: key.target_ref(),
+        last_start_time: rec.status.as_ref().and_then(|s| s.last_update_time.clone()),
+        message: message.unwrap_or_else(|| {
+            rec.annotations()
+                .get(known::MESSAGE_ANNOTATION)
+                .cloned()
+                .unwrap_or_default()
+        }),
+        recommender_ref: RecommenderRef {
+            name: key.recommender.clone(),
+            config: BTreeMap::new(),
+        },
+        ..Default::default()
+    }
 }
 
 #[cfg(test)]

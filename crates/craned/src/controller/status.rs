@@ -1,6 +1,6 @@
 //! Scheduling of rounds and the status a run leaves behind (pure).
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
@@ -173,6 +173,11 @@ pub fn is_ready(s: &RecommendationStatus) -> bool {
     s.conditions
         .iter()
         .any(|c| c.type_ == READY && c.status == "True")
+}
+
+/// A Kubernetes timestamp as the clock type the metrics use (before 1970 reads as 1970).
+pub fn to_system(t: Timestamp) -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(t.as_second().max(0) as u64)
 }
 
 #[cfg(test)]

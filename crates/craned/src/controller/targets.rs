@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use super::naming::IdentityKey;
 use crate::crd::{RecommendationRuleSpec, ResourceSelector};
+use crate::datasource::UsageQueries;
 
 /// One object a rule selected.
 #[derive(Debug, Clone)]
@@ -41,6 +42,12 @@ impl Target {
 
     pub fn labels(&self) -> BTreeMap<String, String> {
         self.object.labels().clone()
+    }
+
+    /// What reads the workload's usage. Pods are matched with the served kind (the selector
+    /// may spell it `deployment`; Crane reads the kind off the object).
+    pub fn usage_queries(&self) -> UsageQueries {
+        UsageQueries::of(&self.namespace, &self.name, &self.resource.kind)
     }
 }
 
@@ -339,12 +346,12 @@ mod tests {
             }})
         );
         // What the recommenders read is still there.
-        let cs = crate::controller::execute::template_containers(&t.data);
+        let cs = crate::workload::template_containers(&t.data);
         assert_eq!(
             (cs[0].cpu_millis, cs[0].memory_bytes),
             (Some(250), Some(64 << 20))
         );
-        assert_eq!(crate::controller::execute::spec_replicas(&t.data), 3);
+        assert_eq!(crate::workload::spec_replicas(&t.data), 3);
         // Objects without a pod template are kept whole.
         let svc: DynamicObject = serde_json::from_value(serde_json::json!({
             "apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},

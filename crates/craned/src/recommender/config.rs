@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use ferrocrane_core::config::{ConfigError, Validate, ValidationError, parse_and_validate_str};
+use ferrocrane_core::duration::GoDuration;
 use serde::{Deserialize, Serialize};
 
 use crate::crd::{RecommendationRuleSpec, ResourceSelector, recommenders};
@@ -233,54 +234,18 @@ impl Config {
     }
 }
 
-/// Crane's `utils.ParseDuration` in whole seconds (sub-second parts are dropped).
-pub fn parse_duration_secs(s: &str) -> Option<i64> {
-    if let Some(Ok(n)) = s.strip_suffix('d').map(str::parse::<i64>) {
-        return n.checked_mul(86_400);
+/// Crane's `utils.ParseDuration`: whole days (`7d`), or a Go duration (`168h`, `1h30m`).
+pub fn parse_crane_duration(s: &str) -> Option<GoDuration> {
+    const DAY_NANOS: i64 = 86_400 * 1_000_000_000;
+    if let Some(Ok(days)) = s.strip_suffix('d').map(str::parse::<i64>) {
+        return days.checked_mul(DAY_NANOS).map(GoDuration::from_nanos);
     }
-    parse_go_duration(s).map(|f| f.trunc() as i64)
+    GoDuration::parse(s).ok()
 }
 
-/// Go's `time.ParseDuration`, in seconds.
-fn parse_go_duration(s: &str) -> Option<f64> {
-    let (neg, mut rest) = match s.as_bytes().first()? {
-        b'-' => (true, &s[1..]),
-        b'+' => (false, &s[1..]),
-        _ => (false, s),
-    };
-    if rest == "0" {
-        return Some(0.0);
-    }
-    if rest.is_empty() {
-        return None;
-    }
-    let mut total = 0.0;
-    while !rest.is_empty() {
-        let num_end = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        let (num, tail) = rest.split_at(num_end);
-        if num.is_empty() || num == "." {
-            return None;
-        }
-        let value: f64 = num.parse().ok()?;
-        let unit_end = tail
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(tail.len());
-        let (unit, tail) = tail.split_at(unit_end);
-        let scale = match unit {
-            "ns" => 1e-9,
-            "us" | "µs" | "μs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return None,
-        };
-        total += value * scale;
-        rest = tail;
-    }
-    Some(if neg { -total } else { total })
+/// [`parse_crane_duration`] in whole seconds (sub-second parts are dropped).
+pub fn parse_duration_secs(s: &str) -> Option<i64> {
+    parse_crane_duration(s).map(GoDuration::whole_seconds)
 }
 
 #[cfg(test)]

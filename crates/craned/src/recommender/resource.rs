@@ -17,10 +17,12 @@
 //! VPA's exponentially decaying histogram with the half-lives Crane declares (`cpu-histogram-
 //! half-life` 24h, `mem-histogram-half-life` 48h) — Crane never decays.
 
+use ferrocrane_core::quantity::QuantityFormat::{BinarySi, DecimalSi};
+use ferrocrane_core::quantity::{format_milli, format_value};
 use serde_json::{Value, json};
 
 use super::config::{Config, ConfigValueError};
-use super::{Proposal, RecommendError, format_bytes, format_millicores, to_yaml};
+use super::{Proposal, RecommendError, to_yaml};
 use crate::crd::actions;
 use crate::prediction::Sample;
 use crate::prediction::percentile::{
@@ -419,15 +421,18 @@ fn container_patch(name: &str, cpu: String, memory: String) -> Value {
 pub fn proposal(inputs: &[ContainerInput<'_>], recs: &[ContainerResources]) -> Proposal {
     let value = json!({"resourceRequest": {"containers": recs.iter().map(|r| json!({
         "containerName": r.name,
-        "target": {"cpu": format_millicores(r.cpu_millis), "memory": format_bytes(r.memory_bytes)},
+        "target": {
+            "cpu": format_milli(r.cpu_millis, DecimalSi),
+            "memory": format_value(r.memory_bytes, BinarySi),
+        },
     })).collect::<Vec<_>>()}});
     let new: Vec<Value> = recs
         .iter()
         .map(|r| {
             container_patch(
                 &r.name,
-                format_millicores(r.cpu_millis),
-                format_bytes(r.memory_bytes),
+                format_milli(r.cpu_millis, DecimalSi),
+                format_value(r.memory_bytes, BinarySi),
             )
         })
         .collect();
@@ -437,8 +442,14 @@ pub fn proposal(inputs: &[ContainerInput<'_>], recs: &[ContainerResources]) -> P
             let current = inputs.iter().find(|c| c.name == r.name);
             container_patch(
                 &r.name,
-                format_millicores(current.and_then(|c| c.current_cpu_millis).unwrap_or(0)),
-                format_bytes(current.and_then(|c| c.current_memory_bytes).unwrap_or(0)),
+                format_milli(
+                    current.and_then(|c| c.current_cpu_millis).unwrap_or(0),
+                    DecimalSi,
+                ),
+                format_value(
+                    current.and_then(|c| c.current_memory_bytes).unwrap_or(0),
+                    BinarySi,
+                ),
             )
         })
         .collect();

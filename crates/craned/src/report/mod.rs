@@ -3,10 +3,11 @@
 //!
 //! It lists the Deployments, StatefulSets and DaemonSets of a namespace (or all), reads their
 //! pod templates' requests, fetches 7 days (the Resource recommender's history length) of CPU
-//! and memory usage from Prometheus — two range queries per workload, grouped by pod and
-//! container —, runs the same pure recommenders the controller runs, and prints current vs
-//! recommended requests as a table, JSON, CSV, or a self-contained HTML page that draws each
-//! container's usage with its percentile, recommendation and current request.
+//! and memory usage from Prometheus — the controller's two range queries per workload, grouped
+//! by container and pod, over the same pods —, runs the same pure recommenders the controller
+//! runs, and prints current vs recommended requests as a table, JSON, CSV, or a self-contained
+//! HTML page that draws each container's usage with its percentile, recommendation and current
+//! request.
 //!
 //! OOM kills recorded by a running craned (ConfigMap `oom-record`) are honoured when the
 //! ConfigMap can be read; Crane's pod-availability filter of the Replicas recommender is not
@@ -17,7 +18,7 @@ pub mod query;
 pub mod render;
 
 use std::path::PathBuf;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use ferrocrane_core::kube::ClientArgs;
@@ -27,6 +28,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 
 use crate::crd::recommenders;
+use crate::datasource::{History, Retry, workload_window};
 use crate::oom::{self, OomStore};
 use crate::recommender::config::{Config, RecommendationConfiguration};
 use crate::recommender::replicas::ReplicasConfig;
@@ -103,28 +105,25 @@ async fn oom_store(client: &kube::Client, namespace: &str) -> OomStore {
 /// Builds the report (the I/O part); [`render`] prints it.
 pub async fn build(args: &RecommendArgs, now: i64) -> anyhow::Result<Report> {
     let (resource_cfg, replicas_cfg) = configs(args.recommendation_configuration_file.as_deref())?;
-    let history_secs = resource_cfg
-        .cpu
-        .history_length_secs
-        .max(resource_cfg.memory.history_length_secs);
-    let step_secs = resource_cfg.cpu.sample_interval_secs;
+    let window = workload_window(&resource_cfg);
     let oom_window = resource_cfg.oom_history_length_secs;
     let mut engine = Engine::new(ResourceRecommender::new(resource_cfg)?, replicas_cfg);
     let client = ferrocrane_core::kube::build_client(&args.kube).await?;
     let prometheus = PrometheusClient::new(PrometheusConfig::new(&args.prometheus_address))
         .with_context(|| format!("--prometheus-address {}", args.prometheus_address))?;
+    let history = History::new(prometheus, CONCURRENCY, Retry::default());
     let targets = query::list_targets(&client, args.namespace.as_deref())
         .await
         .context("listing workloads")?;
     let ooms = oom_store(&client, &args.oom_record_namespace).await;
+    let end = UNIX_EPOCH + Duration::from_secs(now.max(0) as u64);
     let usages: Vec<_> = futures::stream::iter(targets.iter())
-        .map(|t| query::fetch_usage(&prometheus, t, now, history_secs, step_secs))
+        .map(|f| query::fetch_usage(&history, f, end, window))
         .buffered(CONCURRENCY)
         .collect()
         .await;
     let mut workloads = Vec::with_capacity(targets.len());
-    for (t, usage) in targets.iter().zip(usages) {
-        let f = &t.facts;
+    for (f, usage) in targets.iter().zip(usages) {
         let usage = usage
             .with_context(|| format!("querying usage of {} {}/{}", f.kind, f.namespace, f.name))?;
         let records = ooms.records_for_workload(&f.namespace, &f.kind, &f.name, now - oom_window);
@@ -133,7 +132,7 @@ pub async fn build(args: &RecommendArgs, now: i64) -> anyhow::Result<Report> {
     Ok(Report {
         generated_at: oom::format_time(now),
         now,
-        history_seconds: history_secs,
+        history_seconds: window.0.as_secs() as i64,
         workloads,
     })
 }

@@ -1,10 +1,11 @@
 //! What the report says about each workload, computed from facts and usage by the pure
 //! recommenders.
 
-use std::collections::BTreeMap;
-
+use ferrocrane_core::quantity::QuantityFormat::{BinarySi, DecimalSi};
+use ferrocrane_core::quantity::{format_milli, format_value};
 use serde::Serialize;
 
+use crate::datasource::WorkloadHistory;
 use crate::prediction::Sample;
 use crate::prediction::dsp::{DspConfig, DspPredictor};
 use crate::prediction::percentile::{
@@ -15,7 +16,7 @@ use crate::recommender::replicas::{ReplicasConfig, ReplicasInput, min_replicas};
 use crate::recommender::resource::{
     ContainerInput, OomRecord, ResourceHistogram, ResourceRecommender,
 };
-use crate::recommender::{format_bytes, format_millicores};
+use crate::workload::TemplateContainer;
 
 /// A workload as the API server describes it.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,34 +26,7 @@ pub struct WorkloadFacts {
     pub name: String,
     /// `spec.replicas` (Deployments and StatefulSets; `None` for DaemonSets).
     pub replicas: Option<i32>,
-    pub containers: Vec<ContainerSpec>,
-}
-
-/// A container of the pod template and its current requests.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ContainerSpec {
-    pub name: String,
-    pub cpu_millis: Option<i64>,
-    pub memory_bytes: Option<i64>,
-}
-
-/// Usage series per (container, pod): CPU in cores, memory in bytes.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct WorkloadUsage {
-    pub cpu: BTreeMap<(String, String), Vec<Sample>>,
-    pub memory: BTreeMap<(String, String), Vec<Sample>>,
-}
-
-impl WorkloadUsage {
-    fn of<'a>(
-        map: &'a BTreeMap<(String, String), Vec<Sample>>,
-        container: &str,
-    ) -> impl Iterator<Item = (&'a str, &'a [Sample])> + 'a {
-        let container = container.to_string();
-        map.iter()
-            .filter(move |((c, _), _)| *c == container)
-            .map(|((_, pod), s)| (pod.as_str(), s.as_slice()))
-    }
+    pub containers: Vec<TemplateContainer>,
 }
 
 /// Requests as quantities and as numbers (`None`: not set / not computed).
@@ -68,8 +42,8 @@ pub struct Requests {
 impl Requests {
     pub fn new(cpu_millis: Option<i64>, memory_bytes: Option<i64>) -> Self {
         Requests {
-            cpu: cpu_millis.map(format_millicores),
-            memory: memory_bytes.map(format_bytes),
+            cpu: cpu_millis.map(|m| format_milli(m, DecimalSi)),
+            memory: memory_bytes.map(|b| format_value(b, BinarySi)),
             cpu_millis,
             memory_bytes,
         }
@@ -192,15 +166,6 @@ fn percentile_predictor(h: &ResourceHistogram, decay: bool) -> Option<Percentile
     .ok()
 }
 
-/// The workload's total per timestamp over every container and pod.
-pub fn total(series: &BTreeMap<(String, String), Vec<Sample>>) -> Vec<Sample> {
-    let mut sum: BTreeMap<i64, f64> = BTreeMap::new();
-    for s in series.values().flatten() {
-        *sum.entry(s.timestamp).or_default() += s.value;
-    }
-    sum.into_iter().map(|(t, v)| Sample::new(t, v)).collect()
-}
-
 /// The recommenders a report runs, built once.
 #[derive(Debug)]
 pub struct Engine {
@@ -229,7 +194,7 @@ impl Engine {
     pub fn workload(
         &mut self,
         facts: &WorkloadFacts,
-        usage: &WorkloadUsage,
+        usage: &WorkloadHistory,
         ooms: &[OomRecord],
         now: i64,
     ) -> WorkloadReport {
@@ -252,13 +217,13 @@ impl Engine {
 
     fn container(
         &mut self,
-        spec: &ContainerSpec,
-        usage: &WorkloadUsage,
+        spec: &TemplateContainer,
+        usage: &WorkloadHistory,
         ooms: &[OomRecord],
         now: i64,
     ) -> ContainerReport {
-        let cpu: Vec<(&str, &[Sample])> = WorkloadUsage::of(&usage.cpu, &spec.name).collect();
-        let memory: Vec<(&str, &[Sample])> = WorkloadUsage::of(&usage.memory, &spec.name).collect();
+        let cpu = usage.cpu.pods(&spec.name);
+        let memory = usage.memory.pods(&spec.name);
         let cpu_series: Vec<&[Sample]> = cpu.iter().map(|(_, s)| *s).collect();
         let memory_series: Vec<&[Sample]> = memory.iter().map(|(_, s)| *s).collect();
         let cfg = self.resource.config().clone();
@@ -323,11 +288,11 @@ impl Engine {
     fn replicas(
         &mut self,
         facts: &WorkloadFacts,
-        usage: &WorkloadUsage,
+        usage: &WorkloadHistory,
         current: i32,
     ) -> ReplicasReport {
-        let cpu = total(&usage.cpu);
-        let memory = total(&usage.memory);
+        let cpu = usage.cpu.total();
+        let memory = usage.memory.total();
         // Crane joins the DSP prediction of the next periods to the history when the CPU has
         // a daily or weekly period.
         let predicted = self
@@ -392,12 +357,12 @@ mod tests {
             name: "web".into(),
             replicas: Some(2),
             containers: vec![
-                ContainerSpec {
+                TemplateContainer {
                     name: "app".into(),
                     cpu_millis: Some(500),
                     memory_bytes: Some(512 << 20),
                 },
-                ContainerSpec {
+                TemplateContainer {
                     name: "idle".into(),
                     cpu_millis: None,
                     memory_bytes: None,
@@ -406,12 +371,12 @@ mod tests {
         }
     }
 
-    fn usage() -> WorkloadUsage {
-        let mut u = WorkloadUsage::default();
+    fn usage() -> WorkloadHistory {
+        let mut u = WorkloadHistory::default();
         for pod in ["web-1-aaaaa", "web-1-bbbbb"] {
-            u.cpu.insert(("app".into(), pod.into()), flat(0.25, 600));
+            u.cpu.push("app", pod.into(), flat(0.25, 600));
             u.memory
-                .insert(("app".into(), pod.into()), flat(200.0 * 1048576.0, 600));
+                .push("app", pod.into(), flat(200.0 * 1048576.0, 600));
         }
         u
     }
@@ -492,19 +457,5 @@ mod tests {
         assert!(lows.iter().all(|p| p.value == 1.0));
         assert_eq!(d[0].timestamp, 0);
         assert_eq!(downsample(&s[..10], 100).0, s[..10].to_vec());
-    }
-
-    #[test]
-    fn totals_sum_pods_and_containers() {
-        let mut m = BTreeMap::new();
-        m.insert(
-            ("a".to_string(), "p1".to_string()),
-            vec![Sample::new(0, 1.0)],
-        );
-        m.insert(
-            ("b".to_string(), "p1".to_string()),
-            vec![Sample::new(0, 2.0), Sample::new(60, 3.0)],
-        );
-        assert_eq!(total(&m), vec![Sample::new(0, 3.0), Sample::new(60, 3.0)]);
     }
 }

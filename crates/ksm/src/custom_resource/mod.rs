@@ -17,8 +17,7 @@ pub mod watch;
 #[cfg(test)]
 pub(crate) mod testdata;
 
+pub use crate::store::CustomResourceStores;
 pub use config::CustomResourceStateConfig;
 pub use metrics::CompiledResource;
-pub use watch::{
-    CustomResourceOptions, CustomResourceRuntime, CustomResourceStores, run_custom_resources,
-};
+pub use watch::{CustomResourceOptions, CustomResourceRuntime, run_custom_resources};

@@ -1,4 +1,5 @@
-//! Runtime: one watcher and one store per configured custom resource, following discovery.
+//! Runtime: one store per configured custom resource, following discovery, fed by the
+//! list/watch loop built-in resources use ([`crate::watch`]).
 //!
 //! Upstream's two known failures are designed out here:
 //!
@@ -11,93 +12,25 @@
 //!   longer lists a resolved GVK, its watcher stops and its store is dropped.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
-use ferrocrane_core::exposition::Format;
 use ferrocrane_core::kube::{ResourceMapper, ResourceMapping, SharedMapper};
-use futures::StreamExt;
 use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject};
-use kube::runtime::WatchStreamExt;
-use kube::runtime::watcher::{self, Event};
 use tokio::task::JoinHandle;
 
 use super::config::{CustomResourceStateConfig, GroupVersionKind, Resource};
 use super::metrics::CompiledResource;
 use crate::registry::FamilyPredicate;
-use crate::store::MetricsStore;
-use crate::watch::{ListSettings, ObjectOwnership};
+use crate::store::CustomResourceStores;
+use crate::watch::{RenderObject, Scope, WatchSettings, WatchedResource};
 
-/// The live set of custom-resource stores, shared with the HTTP layer. Stores come and
-/// go as CRDs appear and disappear, so the layer takes a [`Self::snapshot`] per scrape.
-#[derive(Clone, Default)]
-pub struct CustomResourceStores {
-    inner: Arc<RwLock<BTreeMap<String, Arc<MetricsStore>>>>,
-}
-
-impl std::fmt::Debug for CustomResourceStores {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CustomResourceStores")
-            .field("keys", &self.keys())
-            .finish()
-    }
-}
-
-impl CustomResourceStores {
-    /// The current stores, ordered by configuration entry then GVK.
-    pub fn snapshot(&self) -> Vec<Arc<MetricsStore>> {
-        self.inner
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .values()
-            .cloned()
-            .collect()
-    }
-
-    /// `"<config index>/<group>/<version>/<kind>"` of every running store.
-    pub fn keys(&self) -> Vec<String> {
-        self.inner
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .keys()
-            .cloned()
-            .collect()
-    }
-
-    /// Every store's families, as `MetricsStore::write_all` writes them.
-    pub fn write_all(&self, out: &mut Vec<u8>, format: Format) {
-        for store in self.snapshot() {
-            store.write_all(out, format);
-        }
-    }
-
-    pub(crate) fn insert(&self, key: String, store: Arc<MetricsStore>) {
-        self.inner
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key, store);
-    }
-
-    fn remove(&self, key: &str) {
-        self.inner
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(key);
-    }
-}
-
-/// Settings shared by every custom-resource watcher.
+/// What only custom resources need; the rest is the engine's [`WatchSettings`].
 #[derive(Clone, Default)]
 pub struct CustomResourceOptions {
-    /// `--namespaces`; empty watches all namespaces (cluster-scoped kinds ignore it).
-    pub namespaces: Vec<String>,
-    /// Sharding; `None` exports every object.
-    pub ownership: Option<Arc<dyn ObjectOwnership>>,
     /// `--metric-allowlist` / `--metric-denylist` (custom families are never opt-in);
     /// `None` exports every configured family.
     pub family_enabled: Option<FamilyPredicate>,
-    /// `--use-apiserver-cache`, `--object-limit`.
-    pub list: ListSettings,
 }
 
 /// A running custom-resource runtime: its stores, and the tasks feeding them, which stop
@@ -120,15 +53,15 @@ impl Drop for CustomResourceRuntime {
     }
 }
 
-/// The watcher task of each resolved GVK; aborted when dropped, so stopping the
+/// The watcher tasks of each resolved GVK; aborted when dropped, so stopping the
 /// supervisor stops everything it started.
 #[derive(Default)]
-struct Running(BTreeMap<String, JoinHandle<()>>);
+struct Running(BTreeMap<String, Vec<JoinHandle<()>>>);
 
 impl Drop for Running {
     fn drop(&mut self) {
-        for task in self.0.values() {
-            task.abort();
+        for tasks in self.0.values() {
+            abort(tasks);
         }
     }
 }
@@ -149,6 +82,14 @@ impl Resolved {
             "{}/{}/{}/{}",
             self.index, self.gvk.group, self.gvk.version, self.gvk.kind
         )
+    }
+
+    pub fn scope(&self) -> Scope {
+        if self.namespaced {
+            Scope::Namespaced
+        } else {
+            Scope::Cluster
+        }
     }
 
     pub fn api_resource(&self) -> ApiResource {
@@ -195,116 +136,145 @@ pub fn resolve(index: usize, resource: &Resource, mapper: &ResourceMapper) -> Ve
     out
 }
 
-/// Starts the custom-resource runtime and returns at once (stores empty until CRDs
-/// resolve). A supervisor task resolves every configured GVK on each discovery change,
-/// starts a watcher per newly served GVK and stops those discovery no longer lists. When
-/// the mapper's refresher stops, the supervisor keeps the running watchers going.
+/// Starts the custom-resource runtime. Every configured GVK discovery already serves gets
+/// its store and watchers before this returns (so a reload can tell which stores it
+/// replaces); a supervisor task then resolves them again on each discovery change, starts
+/// watchers for newly served GVKs and stops those discovery no longer lists. When the
+/// mapper's refresher stops, the supervisor keeps the running watchers going.
 pub fn run_custom_resources(
-    client: Client,
     config: CustomResourceStateConfig,
     mapper: SharedMapper,
+    watch: WatchSettings,
     options: CustomResourceOptions,
 ) -> CustomResourceRuntime {
-    let stores = CustomResourceStores::default();
-    let supervisor = tokio::spawn(supervise(client, config, mapper, options, stores.clone()));
+    let mut supervisor = Supervisor {
+        config,
+        watch,
+        options,
+        stores: CustomResourceStores::default(),
+        running: Running::default(),
+        reported_missing: HashSet::new(),
+    };
+    let snapshot = mapper.current();
+    if !snapshot.is_empty() {
+        supervisor.reconcile(&snapshot);
+    }
+    let stores = supervisor.stores.clone();
+    let supervisor = tokio::spawn(supervisor.run(mapper));
     CustomResourceRuntime { stores, supervisor }
 }
 
-async fn supervise(
-    client: Client,
+/// Owns the watchers of every resolved GVK; what the supervisor task runs.
+struct Supervisor {
     config: CustomResourceStateConfig,
-    mut mapper: SharedMapper,
+    watch: WatchSettings,
     options: CustomResourceOptions,
     stores: CustomResourceStores,
-) {
-    let mut running = Running::default();
-    let mut reported_missing: HashSet<usize> = HashSet::new();
-    let mut snapshot = mapper.current();
-    loop {
-        if !snapshot.is_empty() {
-            reconcile(
-                &client,
-                &config,
-                &snapshot,
-                &options,
-                &stores,
-                &mut running,
-                &mut reported_missing,
-            );
+    running: Running,
+    /// Configuration entries already logged as not (yet) served.
+    reported_missing: HashSet<usize>,
+}
+
+impl Supervisor {
+    async fn run(mut self, mut mapper: SharedMapper) {
+        loop {
+            match mapper.changed().await {
+                Ok(snapshot) if snapshot.is_empty() => {}
+                Ok(snapshot) => self.reconcile(&snapshot),
+                Err(e) => {
+                    // The last mapping stays valid: running watchers keep their stores, and
+                    // this task must live on because dropping `running` would stop them.
+                    tracing::info!(error = %e, "custom resources: discovery stopped; no further CRDs will be picked up");
+                    std::future::pending::<()>().await;
+                }
+            }
         }
-        match mapper.changed().await {
-            Ok(next) => snapshot = next,
-            Err(e) => {
-                // The last mapping stays valid: running watchers keep their stores, and
-                // this task must live on because dropping `running` would stop them.
-                tracing::info!(error = %e, "custom resources: discovery stopped; no further CRDs will be picked up");
-                std::future::pending::<()>().await;
+    }
+
+    fn reconcile(&mut self, mapper: &ResourceMapper) {
+        let mut wanted: BTreeSet<String> = BTreeSet::new();
+        for (index, resource) in self.config.spec.resources.iter().enumerate() {
+            let resolved = resolve(index, resource, mapper);
+            if resolved.is_empty() {
+                if self.reported_missing.insert(index) {
+                    tracing::warn!(
+                        gvk = %resource.group_version_kind,
+                        "configured custom resource not found in discovery; waiting for its CRD"
+                    );
+                }
+                continue;
+            }
+            self.reported_missing.remove(&index);
+            for r in resolved {
+                let key = r.key();
+                wanted.insert(key.clone());
+                if self.running.0.contains_key(&key) {
+                    continue;
+                }
+                let compiled = match compile(resource, &r.gvk, &self.options) {
+                    Ok(c) => Arc::new(c),
+                    Err(e) => {
+                        // Validated configs always compile; never let one entry stop the rest.
+                        tracing::error!(error = %e, "custom resource configuration does not compile");
+                        continue;
+                    }
+                };
+                let store = Arc::new(compiled.new_store(&r.plural));
+                self.stores.insert(key.clone(), store.clone());
+                tracing::info!(gvk = %r.gvk, plural = %r.plural, "watching custom resource");
+                let watched = WatchedResource {
+                    scope: r.scope(),
+                    // Upstream would AND `--node`'s `spec.nodeName` selector here too, which
+                    // a CRD rejects unless it declares that field selectable; it is the pods'.
+                    field_selector: None,
+                    render: compiled,
+                    store,
+                };
+                let ar = r.api_resource();
+                let api = move |client: Client, ns: Option<&str>| match ns {
+                    Some(ns) => Api::namespaced_with(client, ns, &ar),
+                    None => Api::all_with(client, &ar),
+                };
+                // Readiness never waits for custom resources: their CRDs may never exist.
+                let tasks = self.watch.spawn(&watched, api, Arc::new(|| {}));
+                self.running.0.insert(key, tasks);
+            }
+        }
+        let stopped: Vec<String> = self
+            .running
+            .0
+            .keys()
+            .filter(|key| !wanted.contains(*key))
+            .cloned()
+            .collect();
+        for key in stopped {
+            tracing::info!(
+                key,
+                "custom resource no longer served; stopping its watcher"
+            );
+            if let Some(tasks) = self.running.0.remove(&key) {
+                abort(&tasks);
+            }
+            if let Some(store) = self.stores.remove(&key) {
+                let resource = store.resource();
+                // Another served version of the same kind shares the label.
+                if !self
+                    .stores
+                    .snapshot()
+                    .iter()
+                    .any(|s| s.resource() == resource)
+                {
+                    self.watch.telemetry.forget_resources([resource]);
+                }
             }
         }
     }
 }
 
-fn reconcile(
-    client: &Client,
-    config: &CustomResourceStateConfig,
-    mapper: &ResourceMapper,
-    options: &CustomResourceOptions,
-    stores: &CustomResourceStores,
-    running: &mut Running,
-    reported_missing: &mut HashSet<usize>,
-) {
-    let mut wanted: BTreeSet<String> = BTreeSet::new();
-    for (index, resource) in config.spec.resources.iter().enumerate() {
-        let resolved = resolve(index, resource, mapper);
-        if resolved.is_empty() {
-            if reported_missing.insert(index) {
-                tracing::warn!(
-                    gvk = %resource.group_version_kind,
-                    "configured custom resource not found in discovery; waiting for its CRD"
-                );
-            }
-            continue;
-        }
-        reported_missing.remove(&index);
-        for r in resolved {
-            let key = r.key();
-            wanted.insert(key.clone());
-            if running.0.contains_key(&key) {
-                continue;
-            }
-            let compiled = match compile(resource, &r.gvk, options) {
-                Ok(c) => Arc::new(c),
-                Err(e) => {
-                    // Validated configs always compile; never let one entry stop the rest.
-                    tracing::error!(error = %e, "custom resource configuration does not compile");
-                    continue;
-                }
-            };
-            let store = Arc::new(compiled.new_store(&r.plural));
-            stores.insert(key.clone(), store.clone());
-            tracing::info!(gvk = %r.gvk, plural = %r.plural, "watching custom resource");
-            let task = tokio::spawn(watch_resource(
-                client.clone(),
-                r,
-                compiled,
-                store,
-                options.clone(),
-            ));
-            running.0.insert(key, task);
-        }
-    }
-    running.0.retain(|key, task| {
-        if wanted.contains(key) {
-            return true;
-        }
-        tracing::info!(
-            key,
-            "custom resource no longer served; stopping its watcher"
-        );
+fn abort(tasks: &[JoinHandle<()>]) {
+    for task in tasks {
         task.abort();
-        stores.remove(key);
-        false
-    });
+    }
 }
 
 /// Compiles one configured resource for a resolved GVK, keeping only the families the
@@ -321,101 +291,28 @@ fn compile(
     Ok(compiled)
 }
 
-/// Watches every namespace in `options.namespaces` (or all) into one store.
-async fn watch_resource(
-    client: Client,
-    r: Resolved,
-    compiled: Arc<CompiledResource>,
-    store: Arc<MetricsStore>,
-    options: CustomResourceOptions,
-) {
-    let ar = r.api_resource();
-    let apis: Vec<Api<DynamicObject>> = if r.namespaced && !options.namespaces.is_empty() {
-        options
-            .namespaces
-            .iter()
-            .map(|ns| Api::namespaced_with(client.clone(), ns, &ar))
-            .collect()
-    } else {
-        vec![Api::all_with(client.clone(), &ar)]
-    };
-    let watchers = apis.into_iter().map(|api| {
-        watch_one(
-            api,
-            r.gvk.clone(),
-            compiled.clone(),
-            store.clone(),
-            options.ownership.clone(),
-            options.list,
-        )
-    });
-    futures::future::join_all(watchers).await;
-}
-
-async fn watch_one(
-    api: Api<DynamicObject>,
-    gvk: GroupVersionKind,
-    compiled: Arc<CompiledResource>,
-    store: Arc<MetricsStore>,
-    ownership: Option<Arc<dyn ObjectOwnership>>,
-    list: ListSettings,
-) {
-    let mut listed: HashSet<String> = HashSet::new();
-    let mut budget = list.budget();
-    let apply = |obj: &DynamicObject, listed: Option<&mut HashSet<String>>| {
-        let Some(uid) = obj.metadata.uid.as_deref() else {
-            return;
-        };
-        if ownership.as_ref().is_some_and(|o| !o.owns(uid)) {
-            return;
-        }
+/// A custom object is rendered from its JSON form, which is what the path language reads.
+impl RenderObject<DynamicObject> for CompiledResource {
+    fn render(&self, obj: &DynamicObject) -> Option<Vec<Vec<u8>>> {
         match serde_json::to_value(obj) {
-            Ok(value) => store.upsert(uid, compiled.render(&value)),
-            Err(e) => tracing::warn!(%gvk, error = %e, "custom object not representable as JSON"),
-        }
-        if let Some(listed) = listed {
-            listed.insert(uid.to_string());
-        }
-    };
-    let mut events = watcher(api, list.watcher_config(None))
-        .default_backoff()
-        .boxed();
-    while let Some(event) = events.next().await {
-        match event {
-            Ok(Event::Init) => {
-                listed.clear();
-                budget.restart();
-            }
-            Ok(Event::InitApply(obj)) => {
-                if budget.admit() {
-                    apply(&obj, Some(&mut listed));
-                }
-            }
-            Ok(Event::InitDone) => store.retain(&std::mem::take(&mut listed)),
-            Ok(Event::Apply(obj)) => apply(&obj, None),
-            Ok(Event::Delete(obj)) => {
-                if let Some(uid) = obj.metadata.uid.as_deref() {
-                    store.remove(uid);
-                }
-            }
+            Ok(value) => Some(CompiledResource::render(self, &value)),
             Err(e) => {
-                tracing::warn!(%gvk, error = %e, "custom resource watch failed; retrying with backoff")
+                tracing::warn!(gvk = %self.gvk, error = %e, "custom object not representable as JSON");
+                None
             }
         }
     }
-}
-
-fn watcher(
-    api: Api<DynamicObject>,
-    config: watcher::Config,
-) -> impl futures::Stream<Item = watcher::Result<Event<DynamicObject>>> {
-    kube::runtime::watcher(api, config)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::custom_resource::config::{Each, Gauge, Generator, PathSpec};
+    use crate::sharding::Sharding;
+    use crate::telemetry::Telemetry;
+    use crate::watch::{ListSettings, NamespacePlan, WatchContext, WatchTarget, apply_events};
+    use ferrocrane_core::exposition::Format;
+    use kube::runtime::watcher::{self, Event};
 
     fn mapping(group: &str, versions: &[&str], kind: &str, plural: &str) -> ResourceMapping {
         ResourceMapping {
@@ -455,6 +352,16 @@ mod tests {
                 ..Default::default()
             }],
             ..Default::default()
+        }
+    }
+
+    fn settings(client: Client, namespaces: NamespacePlan) -> WatchSettings {
+        WatchSettings {
+            client,
+            namespaces,
+            ownership: Arc::new(Sharding { shard: 0, total: 1 }),
+            telemetry: Telemetry::new().expect("telemetry"),
+            list: ListSettings::default(),
         }
     }
 
@@ -512,9 +419,9 @@ mod tests {
             ..Default::default()
         };
         let runtime = run_custom_resources(
-            client,
             config,
             SharedMapper::fixed(mapper()),
+            settings(client, NamespacePlan::default()),
             CustomResourceOptions::default(),
         );
         let stores = runtime.stores().clone();
@@ -550,7 +457,6 @@ mod tests {
         assert_eq!(all.families.len(), 2);
         let options = CustomResourceOptions {
             family_enabled: Some(Arc::new(|name: &str, _| name != "kube_customresource_y")),
-            ..Default::default()
         };
         let some = compile(&r, &r.group_version_kind, &options).unwrap();
         let names: Vec<&str> = some.families.iter().map(|f| f.name.as_str()).collect();
@@ -576,5 +482,86 @@ mod tests {
         );
         stores.remove("0/myteam.io/v1/Foo");
         assert!(stores.snapshot().is_empty());
+    }
+
+    #[test]
+    fn custom_resources_are_planned_with_the_namespace_denylist() {
+        let plan = NamespacePlan {
+            namespaces: vec![],
+            denylist_selector: Some("metadata.namespace!=kube-system".into()),
+        };
+        let foo = &resolve(0, &resource("myteam.io", "v1", "Foo"), &mapper())[0];
+        assert_eq!(
+            plan.targets(foo.scope(), None),
+            [WatchTarget {
+                namespace: None,
+                field_selector: Some("metadata.namespace!=kube-system".into()),
+            }]
+        );
+        let listed = NamespacePlan {
+            namespaces: vec!["a".into(), "kube-system".into()],
+            ..plan.clone()
+        };
+        assert!(
+            listed
+                .targets(foo.scope(), None)
+                .iter()
+                .all(|t| t.field_selector.as_deref() == Some("metadata.namespace!=kube-system")),
+        );
+        let cluster_scoped = Resolved {
+            namespaced: false,
+            ..foo.clone()
+        };
+        assert_eq!(
+            listed.targets(cluster_scoped.scope(), None),
+            [WatchTarget {
+                namespace: None,
+                field_selector: None,
+            }]
+        );
+    }
+
+    fn dynamic(name: &str, uid: &str, replicas: i64) -> DynamicObject {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "myteam.io/v1",
+            "kind": "Foo",
+            "metadata": {"name": name, "namespace": "ns", "uid": uid},
+            "spec": {"replicas": replicas},
+        }))
+        .expect("object")
+    }
+
+    #[tokio::test]
+    async fn custom_resource_watches_record_the_builtin_telemetry() {
+        let r = resource("myteam.io", "v1", "Foo");
+        let compiled = Arc::new(CompiledResource::compile(&r, &r.group_version_kind).unwrap());
+        let store = Arc::new(compiled.new_store("foos"));
+        let telemetry = Telemetry::new().expect("telemetry");
+        let wc = WatchContext {
+            render: compiled,
+            store: store.clone(),
+            ownership: Arc::new(Sharding { shard: 0, total: 1 }),
+            telemetry: telemetry.clone(),
+            list: ListSettings::default(),
+            on_synced: Box::new(|| {}),
+        };
+        let events = vec![
+            Ok(Event::Init),
+            Ok(Event::InitApply(dynamic("a", "u1", 1))),
+            Ok(Event::InitDone),
+            Ok(Event::Apply(dynamic("b", "u2", 2))),
+            Err(watcher::Error::NoResourceVersion),
+        ];
+        apply_events(futures::stream::iter(events), wc).await;
+        assert_eq!(store.len(), 2);
+        let text = telemetry.exposition();
+        for line in [
+            "kube_state_metrics_list_total{resource=\"foos\",result=\"success\"} 1",
+            "kube_state_metrics_watch_total{resource=\"foos\",result=\"success\"} 1",
+            "kube_state_metrics_watch_total{resource=\"foos\",result=\"error\"} 1",
+            "kube_state_metrics_list_objects{resource=\"foos\"} 2",
+        ] {
+            assert!(text.contains(line), "missing {line} in\n{text}");
+        }
     }
 }

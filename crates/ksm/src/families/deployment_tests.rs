@@ -269,7 +269,7 @@ fn golden_owner() {
     assert_eq!(
         samples(&d, &["kube_deployment_owner"]),
         "kube_deployment_owner{namespace=\"ns5\",deployment=\"deployment-with-owner\",owner_kind=\"Application\",owner_name=\"my-app\"} 1\n\
-         kube_deployment_owner{namespace=\"ns5\",deployment=\"deployment-with-owner\",owner_kind=\"ConfigMap\",owner_name=\"cm\"} 1\n"
+             kube_deployment_owner{namespace=\"ns5\",deployment=\"deployment-with-owner\",owner_kind=\"ConfigMap\",owner_name=\"cm\"} 1\n"
     );
 }
 

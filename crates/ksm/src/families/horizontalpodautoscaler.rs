@@ -5,30 +5,17 @@
 
 use ferrocrane_core::exposition::Metric;
 use ferrocrane_core::exposition::MetricType::Gauge;
-use ferrocrane_core::quantity::Quantity;
+use ferrocrane_core::quantity::approximate_f64;
 use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, HorizontalPodAutoscalerStatus};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as KubeQuantity;
 
 use super::util::{
     annotations_family, condition_type_status_samples, created, deletion_timestamp, labels_family,
+    quantity_value,
 };
 use super::{FamilySpec, ResourceFamilies, Stability::*, bare, sample};
 
 const TARGET_METRIC_LABELS: [&str; 3] = ["metric_name", "metric_target_type", "container"];
-
-/// `resource.MaxMilliValue`: `math.MaxInt64 / 1000`.
-const MAX_MILLI_VALUE: i64 = i64::MAX / 1000;
-
-/// kube-state-metrics' `convertValueToFloat64`.
-fn convert_value(q: &KubeQuantity) -> Option<f64> {
-    let q = Quantity::parse(&q.0).ok()?;
-    let value = q.value();
-    Some(if value > MAX_MILLI_VALUE {
-        value as f64
-    } else {
-        q.milli_value() as f64 / 1000.0
-    })
-}
 
 /// One sample per set field of a target or current value.
 fn target_samples(
@@ -40,9 +27,9 @@ fn target_samples(
     average_utilization: Option<i32>,
 ) {
     let entries = [
-        ("value", value.and_then(convert_value)),
+        ("value", value.and_then(quantity_value)),
         ("utilization", average_utilization.map(f64::from)),
-        ("average", average_value.and_then(convert_value)),
+        ("average", average_value.and_then(quantity_value)),
     ];
     for (kind, v) in entries {
         if let Some(v) = v {
@@ -148,8 +135,10 @@ fn status_condition(a: &HorizontalPodAutoscaler) -> Vec<Metric> {
         .collect()
 }
 
+/// Upstream reports `AsApproximateFloat64()`, whose float depends on how the text was
+/// written (`0.3` is 0.30000000000000004). The field was decoded from JSON, which trims.
 fn tolerance(q: Option<&KubeQuantity>) -> Vec<Metric> {
-    q.and_then(|q| go_quantity::approximate_f64(&q.0))
+    q.and_then(|q| approximate_f64(q.0.trim()).ok())
         .map(|v| vec![bare(v)])
         .unwrap_or_default()
 }
@@ -339,244 +328,6 @@ pub fn families() -> ResourceFamilies<HorizontalPodAutoscaler> {
                 generate: |a, _| deletion_timestamp(&a.metadata),
             },
         ],
-    }
-}
-
-/// apimachinery's `Quantity.AsApproximateFloat64`, which depends on how
-/// `ParseQuantity` stores the number (`int64Amount` or a nano-rounded `inf.Dec`):
-/// `0.3` is `3 × 10^-1`, so the result is `3 * math.Pow10(-1)` = 0.30000000000000004.
-mod go_quantity {
-    const MAX_INT64_FACTORS: i64 = 18;
-
-    struct Parts<'a> {
-        positive: bool,
-        num: &'a str,
-        denom: &'a str,
-        suffix: &'a str,
-    }
-
-    /// apimachinery's `parseQuantityString`.
-    fn parse_quantity_string(s: &str) -> Option<Parts<'_>> {
-        let b = s.as_bytes();
-        let end = b.len();
-        let mut pos = 0;
-        let mut positive = true;
-        if pos < end && (b[0] == b'-' || b[0] == b'+') {
-            positive = b[0] == b'+';
-            pos += 1;
-        }
-        while pos < end && b[pos] == b'0' {
-            pos += 1;
-        }
-        if pos >= end {
-            return Some(Parts {
-                positive,
-                num: "0",
-                denom: "",
-                suffix: "",
-            });
-        }
-        let start = pos;
-        while pos < end && b[pos].is_ascii_digit() {
-            pos += 1;
-        }
-        let num = if pos == start { "0" } else { &s[start..pos] };
-        if pos >= end {
-            return Some(Parts {
-                positive,
-                num,
-                denom: "",
-                suffix: "",
-            });
-        }
-        let mut denom = "";
-        if b[pos] == b'.' {
-            pos += 1;
-            let start = pos;
-            while pos < end && b[pos].is_ascii_digit() {
-                pos += 1;
-            }
-            denom = &s[start..pos];
-            if pos >= end {
-                return Some(Parts {
-                    positive,
-                    num,
-                    denom,
-                    suffix: "",
-                });
-            }
-        }
-        let suffix_start = pos;
-        while pos < end && b"eEinumkKMGTP".contains(&b[pos]) {
-            pos += 1;
-        }
-        if pos >= end {
-            return Some(Parts {
-                positive,
-                num,
-                denom,
-                suffix: &s[suffix_start..],
-            });
-        }
-        if b[pos] == b'-' || b[pos] == b'+' {
-            pos += 1;
-        }
-        if b[pos..].iter().all(u8::is_ascii_digit) {
-            Some(Parts {
-                positive,
-                num,
-                denom,
-                suffix: &s[suffix_start..],
-            })
-        } else {
-            None
-        }
-    }
-
-    /// `(base, exponent, is_binary_si)` of a suffix.
-    fn interpret(suffix: &str) -> Option<(u32, i64, bool)> {
-        let decimal = |e| Some((10, e, false));
-        match suffix {
-            "" => decimal(0),
-            "n" => decimal(-9),
-            "u" => decimal(-6),
-            "m" => decimal(-3),
-            "k" => decimal(3),
-            "M" => decimal(6),
-            "G" => decimal(9),
-            "T" => decimal(12),
-            "P" => decimal(15),
-            "E" => decimal(18),
-            "Ki" => Some((2, 10, true)),
-            "Mi" => Some((2, 20, true)),
-            "Gi" => Some((2, 30, true)),
-            "Ti" => Some((2, 40, true)),
-            "Pi" => Some((2, 50, true)),
-            "Ei" => Some((2, 60, true)),
-            s if s.len() > 1 && s.starts_with(['e', 'E']) => {
-                s[1..].parse::<i64>().ok().map(|e| (10, e, false))
-            }
-            _ => None,
-        }
-    }
-
-    /// Go's `math.Pow10`.
-    fn pow10(n: i64) -> f64 {
-        let exact = |k: i64| format!("1e{k}").parse::<f64>().unwrap_or(f64::NAN);
-        if (0..=308).contains(&n) {
-            exact(n / 32 * 32) * exact(n % 32)
-        } else if (-323..0).contains(&n) {
-            let m = -n;
-            format!("1e-{}", m / 32 * 32)
-                .parse::<f64>()
-                .unwrap_or(f64::NAN)
-                / exact(m % 32)
-        } else if n > 308 {
-            f64::INFINITY
-        } else {
-            0.0
-        }
-    }
-
-    fn scaled(base: f64, exponent: i64) -> f64 {
-        if exponent == 0 {
-            base
-        } else {
-            base * pow10(exponent)
-        }
-    }
-
-    pub fn approximate_f64(s: &str) -> Option<f64> {
-        if s.is_empty() {
-            return None;
-        }
-        if s == "0" {
-            return Some(0.0);
-        }
-        let p = parse_quantity_string(s)?;
-        let (base, exponent, binary) = interpret(p.suffix)?;
-        let digits = format!("{}{}", p.num, p.denom);
-        // Fast path: an int64Amount{value, scale}.
-        let (precision, mut scale, mantissa): (i64, i64, i64) = if binary {
-            if p.denom.is_empty() {
-                (
-                    15 - p.num.len() as i64 - (exponent as f32 * 3.0 / 10.0) as i64 - 1,
-                    0,
-                    1i64 << exponent,
-                )
-            } else {
-                (-1, 0, 1)
-            }
-        } else {
-            (
-                MAX_INT64_FACTORS - (p.num.len() + p.denom.len()) as i64,
-                exponent,
-                1,
-            )
-        };
-        if precision >= 0 {
-            scale -= p.denom.len() as i64;
-            if scale >= -9 {
-                let value: i64 = digits.parse().ok()?;
-                if let Some(result) = value.checked_mul(mantissa) {
-                    let result = if p.positive { result } else { -result };
-                    return Some(scaled(result as f64, scale));
-                }
-            }
-        }
-        // Slow path: an inf.Dec rounded up (away from zero) to nanos.
-        let mut unscaled: i128 = digits.parse().ok()?;
-        let mut dec_scale = p.denom.len() as i64;
-        if base == 10 {
-            dec_scale -= exponent;
-        } else {
-            unscaled = unscaled.checked_mul(1i128.checked_shl(u32::try_from(exponent).ok()?)?)?;
-        }
-        if unscaled != 0 {
-            if dec_scale > 9 {
-                let div = 10i128.checked_pow(u32::try_from(dec_scale - 9).ok()?)?;
-                let q = unscaled / div;
-                unscaled = if unscaled % div != 0 { q + 1 } else { q };
-            } else {
-                unscaled = unscaled
-                    .checked_mul(10i128.checked_pow(u32::try_from(9 - dec_scale).ok()?)?)?;
-            }
-            dec_scale = 9;
-        }
-        // BinarySI amounts are capped at math.MaxInt64 (an inf.Dec of scale 0).
-        if binary && dec_scale == 9 && unscaled > i128::from(i64::MAX) * 1_000_000_000 {
-            unscaled = i128::from(i64::MAX);
-            dec_scale = 0;
-        }
-        let base = if p.positive {
-            unscaled as f64
-        } else {
-            -(unscaled as f64)
-        };
-        Some(scaled(base, -dec_scale))
-    }
-
-    #[cfg(test)]
-    mod tests {
-        use super::approximate_f64;
-
-        #[test]
-        fn matches_apimachinery_representation() {
-            assert_eq!(approximate_f64("0.1"), Some(0.1));
-            assert_eq!(approximate_f64("0.3"), Some(0.30000000000000004));
-            assert_eq!(approximate_f64("300m"), Some(0.3));
-            assert_eq!(approximate_f64("0.05"), Some(0.05));
-            assert_eq!(approximate_f64("2"), Some(2.0));
-            assert_eq!(approximate_f64("1Ki"), Some(1024.0));
-            assert_eq!(approximate_f64("1e-10"), Some(1e-9));
-            assert_eq!(
-                approximate_f64("1.5Ki"),
-                Some(1536000000000.0 * (1.0 / 1e9))
-            );
-            assert_eq!(approximate_f64("-0.1"), Some(-0.1));
-            assert_eq!(approximate_f64("abc"), None);
-            assert_eq!(approximate_f64("1x"), None);
-        }
     }
 }
 

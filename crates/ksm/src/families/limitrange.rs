@@ -5,23 +5,11 @@ use std::collections::BTreeMap;
 
 use ferrocrane_core::exposition::Metric;
 use ferrocrane_core::exposition::MetricType::Gauge;
-use ferrocrane_core::quantity::Quantity;
 use k8s_openapi::api::core::v1::LimitRange;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as KubeQuantity;
 
-use super::util::created;
+use super::util::{created, quantity_value};
 use super::{FamilySpec, ResourceFamilies, Stability::*, sample};
-
-/// kube-state-metrics' `convertValueToFloat64`: milli precision unless that overflows.
-fn convert_value(q: &KubeQuantity) -> Option<f64> {
-    let q = Quantity::parse(&q.0).ok()?;
-    let value = q.value();
-    Some(if value > i64::MAX / 1000 {
-        value as f64
-    } else {
-        q.milli_value() as f64 / 1000.0
-    })
-}
 
 fn limits(r: &LimitRange) -> Vec<Metric> {
     let mut ms = Vec::new();
@@ -38,7 +26,7 @@ fn limits(r: &LimitRange) -> Vec<Metric> {
         ];
         for (constraint, map) in constraints {
             for (resource, q) in map.into_iter().flatten() {
-                if let Some(v) = convert_value(q) {
+                if let Some(v) = quantity_value(q) {
                     ms.push(sample(
                         &["resource", "type", "constraint"],
                         vec![resource.clone(), item.type_.clone(), constraint.to_string()],

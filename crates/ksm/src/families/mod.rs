@@ -33,6 +33,7 @@ pub mod pod;
 pub mod poddisruptionbudget;
 pub mod replicaset;
 pub mod replicationcontroller;
+pub mod resource_name;
 pub mod resourcequota;
 pub mod role;
 pub mod rolebinding;
@@ -238,58 +239,6 @@ impl<T> ResourceFamilies<T> {
             })
             .collect()
     }
-}
-
-/// Every family ksm can emit (opt-in ones included), resource by resource.
-pub fn all_family_metadata() -> Vec<FamilyMeta> {
-    macro_rules! modules {
-        ($($m:ident),* $(,)?) => {{
-            let mut all = Vec::new();
-            $(all.extend($m::families().metadata(stringify!($m)));)*
-            all
-        }};
-    }
-    modules![
-        certificatesigningrequest,
-        clusterrole,
-        clusterrolebinding,
-        configmap,
-        cronjob,
-        daemonset,
-        deployment,
-        endpoint,
-        endpointslice,
-        horizontalpodautoscaler,
-        ingress,
-        ingressclass,
-        job,
-        lease,
-        limitrange,
-        mutatingadmissionpolicy,
-        mutatingadmissionpolicybinding,
-        mutatingwebhookconfiguration,
-        namespace,
-        networkpolicy,
-        node,
-        persistentvolume,
-        persistentvolumeclaim,
-        pod,
-        poddisruptionbudget,
-        replicaset,
-        replicationcontroller,
-        resourcequota,
-        role,
-        rolebinding,
-        secret,
-        service,
-        serviceaccount,
-        statefulset,
-        storageclass,
-        validatingadmissionpolicy,
-        validatingadmissionpolicybinding,
-        validatingwebhookconfiguration,
-        volumeattachment,
-    ]
 }
 
 /// Shorthand for a sample with static label names.

@@ -2,13 +2,13 @@
 
 use ferrocrane_core::exposition::MetricType::Gauge;
 use ferrocrane_core::exposition::{Metric, sanitize_label_name};
-use ferrocrane_core::quantity::Quantity;
 use k8s_openapi::api::core::v1::{Node, NodeSpec, NodeStatus};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as KubeQuantity;
 
+use super::resource_name::is_extended_resource_name;
 use super::util::{
     annotations_family, bool_f64, condition_type_status_samples, created, deletion_timestamp,
-    labels_family,
+    labels_family, quantity_value,
 };
 use super::{FamilySpec, ResourceFamilies, Stability::*, bare, sample};
 
@@ -251,10 +251,9 @@ fn info(n: &Node) -> Vec<Metric> {
 fn resource_list(list: Option<&std::collections::BTreeMap<String, KubeQuantity>>) -> Vec<Metric> {
     let mut out = Vec::new();
     for (name, q) in list.into_iter().flatten() {
-        let Ok(parsed) = Quantity::parse(&q.0) else {
+        let Some(value) = quantity_value(q) else {
             continue;
         };
-        let value = quantity_value(&parsed);
         let mut push = |unit: &str| {
             out.push(sample(
                 &["resource", "unit"],
@@ -280,61 +279,6 @@ fn resource_list(list: Option<&std::collections::BTreeMap<String, KubeQuantity>>
         }
     }
     out
-}
-
-/// ksm's `convertValueToFloat64`: thousandths unless that would overflow.
-fn quantity_value(q: &Quantity) -> f64 {
-    const MAX_MILLI_VALUE: i64 = i64::MAX / 1000;
-    let v = q.value();
-    if v > MAX_MILLI_VALUE {
-        v as f64
-    } else {
-        q.milli_value() as f64 / 1000.0
-    }
-}
-
-/// apimachinery's `IsExtendedResourceName`.
-fn is_extended_resource_name(name: &str) -> bool {
-    let native = !name.contains('/') || name.contains("kubernetes.io/");
-    if native || name.starts_with("requests.") {
-        return false;
-    }
-    is_qualified_name(&format!("requests.{name}"))
-}
-
-/// apimachinery's `IsQualifiedName`: `[prefix/]name`, prefix a DNS-1123 subdomain.
-fn is_qualified_name(value: &str) -> bool {
-    let parts: Vec<&str> = value.split('/').collect();
-    let name = match parts.as_slice() {
-        [name] => name,
-        [prefix, name] => {
-            if !is_dns1123_subdomain(prefix) {
-                return false;
-            }
-            name
-        }
-        _ => return false,
-    };
-    let b = name.as_bytes();
-    !b.is_empty()
-        && b.len() <= 63
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-}
-
-fn is_dns1123_subdomain(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 253
-        && s.split('.').all(|label| {
-            let b = label.as_bytes();
-            !b.is_empty()
-                && b.iter()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-                && b[0] != b'-'
-                && b[b.len() - 1] != b'-'
-        })
 }
 
 #[cfg(test)]
@@ -517,17 +461,5 @@ kube_node_spec_unschedulable{node=""} 0
             doc.contains("kube_node_annotations{node=\"127.0.0.1\",annotation_team=\"infra\"} 1\n"),
             "{doc}"
         );
-    }
-
-    #[test]
-    fn extended_resource_names() {
-        assert!(is_extended_resource_name("nvidia.com/gpu"));
-        assert!(!is_extended_resource_name("kubernetes.io/batch-limit"));
-        assert!(!is_extended_resource_name("requests.example.com/x"));
-        assert!(!is_extended_resource_name("example.com/Bad_"));
-        assert!(!is_extended_resource_name("Example.com/gpu"));
-        assert!(!is_extended_resource_name("a/b/c"));
-        assert!(!is_extended_resource_name("/gpu"));
-        assert!(!is_extended_resource_name("cpu"));
     }
 }

@@ -3,23 +3,10 @@
 
 use ferrocrane_core::exposition::Metric;
 use ferrocrane_core::exposition::MetricType::Gauge;
-use ferrocrane_core::quantity::Quantity;
 use k8s_openapi::api::core::v1::ResourceQuota;
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity as KubeQuantity;
 
-use super::util::{annotations_family, created, labels_family};
+use super::util::{annotations_family, created, labels_family, quantity_value};
 use super::{FamilySpec, ResourceFamilies, Stability::*, sample};
-
-/// kube-state-metrics' `convertValueToFloat64`: milli precision unless that overflows.
-fn convert_value(q: &KubeQuantity) -> Option<f64> {
-    let q = Quantity::parse(&q.0).ok()?;
-    let value = q.value();
-    Some(if value > i64::MAX / 1000 {
-        value as f64
-    } else {
-        q.milli_value() as f64 / 1000.0
-    })
-}
 
 fn quota(r: &ResourceQuota) -> Vec<Metric> {
     let status = r.status.as_ref();
@@ -30,7 +17,7 @@ fn quota(r: &ResourceQuota) -> Vec<Metric> {
     let mut ms = Vec::new();
     for (kind, map) in sections {
         for (resource, q) in map.into_iter().flatten() {
-            if let Some(v) = convert_value(q) {
+            if let Some(v) = quantity_value(q) {
                 ms.push(sample(
                     &["resource", "type"],
                     vec![resource.clone(), kind.to_string()],

@@ -69,20 +69,23 @@ fn allowlisted_family(
     )]
 }
 
-/// A Kubernetes quantity in base units (cores, bytes) as a float; unparsable → None.
-pub fn quantity_f64(q: &KubeQuantity) -> Option<f64> {
-    Quantity::parse(&q.0).ok().map(|q| q.as_f64())
+/// `resource.MaxMilliValue`: the largest value whose thousandths fit an int64.
+const MAX_MILLI_VALUE: i64 = i64::MAX / 1000;
+
+/// kube-state-metrics' `convertValueToFloat64`: thousandths (`MilliValue()/1000`, so
+/// rounded up to a milli) unless they would overflow, then `Value()`.
+pub fn convert_value_to_f64(q: &Quantity) -> f64 {
+    let value = q.value();
+    if value > MAX_MILLI_VALUE {
+        value as f64
+    } else {
+        q.milli_value() as f64 / 1000.0
+    }
 }
 
-/// kube-state-metrics' resource conversion: CPU as `MilliValue()/1000`, everything
-/// else as `Value()` (rounded up).
-pub fn resource_value(resource: &str, q: &KubeQuantity) -> Option<f64> {
-    let parsed = Quantity::parse(&q.0).ok()?;
-    Some(if resource == "cpu" {
-        parsed.milli_value() as f64 / 1000.0
-    } else {
-        parsed.value() as f64
-    })
+/// [`convert_value_to_f64`] of a quantity from the API; None when it does not parse.
+pub fn quantity_value(q: &KubeQuantity) -> Option<f64> {
+    Quantity::parse(&q.0).ok().map(|q| convert_value_to_f64(&q))
 }
 
 /// `(kind, name, is_controller)` of each owner reference, in order.
@@ -229,4 +232,32 @@ pub fn admission_policy_binding_info(policy_name: String, param: Option<&ParamRe
         ],
         1.0,
     )]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_value_matches_convert_value_to_float64() {
+        let cpu_value = convert_value_to_f64;
+        let q = |s| Quantity::parse(s).expect("quantity");
+        assert_eq!(cpu_value(&q("250m")), 0.25);
+        assert_eq!(cpu_value(&q("1.5")), 1.5);
+        assert_eq!(cpu_value(&q("1n")), 0.001);
+        assert_eq!(cpu_value(&q("9223372036854776")), 9223372036854776.0);
+    }
+
+    #[test]
+    fn whole_values_beyond_the_milli_range() {
+        assert_eq!(
+            convert_value_to_f64(&Quantity::parse("8Ei").expect("quantity")),
+            9223372036854775807.0
+        );
+        assert_eq!(
+            quantity_value(&KubeQuantity("1Gi".into())),
+            Some(1073741824.0)
+        );
+        assert_eq!(quantity_value(&KubeQuantity("1 k".into())), None);
+    }
 }

@@ -55,10 +55,10 @@ fn steady_usage_gives_bucket_end_plus_margin() {
     let r = rec(&[]).recommend_container(&input, &[], NOW).unwrap();
     // 0.3 falls in bucket [0.2, 0.3) by float division (as in Go): end 0.3 × 1.15 = 345m.
     assert_eq!(r.cpu_millis, 345);
-    assert_eq!(format_millicores(r.cpu_millis), "345m");
+    assert_eq!(format_milli(r.cpu_millis, DecimalSi), "345m");
     // 200Mi is bucket [200Mi, 300Mi): end 300Mi × 1.15.
     assert_eq!(r.memory_bytes, 361_758_720);
-    assert_eq!(format_bytes(r.memory_bytes), "345Mi");
+    assert_eq!(format_value(r.memory_bytes, BinarySi), "345Mi");
     assert!(!r.oom_protected && !r.normalized);
 }
 

@@ -1,6 +1,7 @@
+use super::chart::{BOTTOM, H, TOP};
 use super::*;
 use crate::prediction::Sample;
-use crate::report::model::{ReplicasReport, Requests};
+use crate::report::model::{PodSeries, ReplicasReport, Requests};
 
 const NOW: i64 = 1_714_521_600; // 2024-05-01T00:00:00Z
 

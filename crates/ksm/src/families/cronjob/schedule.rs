@@ -6,8 +6,11 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
+use ferrocrane_core::duration::GoDuration;
 use k8s_openapi::jiff::Timestamp;
 use k8s_openapi::jiff::tz::TimeZone;
+
+use crate::calendar::{civil_from_days, days_from_civil};
 
 /// `time.Time{}.Unix()`: what Go reports for a schedule that never fires.
 pub use crate::families::util::GO_ZERO_TIME_UNIX as GO_ZERO_UNIX;
@@ -255,118 +258,11 @@ fn parse_descriptor(descriptor: &str, zone: Zone) -> Result<Schedule, ()> {
         _ => {}
     }
     let duration = descriptor.strip_prefix("@every ").ok_or(())?;
-    let nanos = parse_go_duration(duration)?;
-    const SECOND: i64 = 1_000_000_000;
-    if nanos < SECOND {
+    let every = GoDuration::parse(duration).map_err(drop)?;
+    if every.whole_seconds() < 1 {
         return Err(());
     }
-    Ok(Schedule::Every(nanos / SECOND))
-}
-
-/// Go's `time.ParseDuration`, in nanoseconds.
-fn parse_go_duration(s: &str) -> Result<i64, ()> {
-    const LIMIT: u64 = 1 << 63;
-    let mut s = s.as_bytes();
-    let mut neg = false;
-    if let Some(&c) = s.first()
-        && (c == b'-' || c == b'+')
-    {
-        neg = c == b'-';
-        s = &s[1..];
-    }
-    if s == b"0" {
-        return Ok(0);
-    }
-    if s.is_empty() {
-        return Err(());
-    }
-    let mut d: u64 = 0;
-    while !s.is_empty() {
-        if !(s[0] == b'.' || s[0].is_ascii_digit()) {
-            return Err(());
-        }
-        // Leading integer.
-        let mut v: u64 = 0;
-        let mut i = 0;
-        while i < s.len() && s[i].is_ascii_digit() {
-            if v > LIMIT / 10 {
-                return Err(());
-            }
-            v = v * 10 + u64::from(s[i] - b'0');
-            if v > LIMIT {
-                return Err(());
-            }
-            i += 1;
-        }
-        let pre = i > 0;
-        s = &s[i..];
-        // Fraction.
-        let (mut f, mut scale, mut post) = (0u64, 1f64, false);
-        if s.first() == Some(&b'.') {
-            s = &s[1..];
-            let mut i = 0;
-            let mut overflow = false;
-            while i < s.len() && s[i].is_ascii_digit() {
-                if !overflow {
-                    if f > (LIMIT - 1) / 10 {
-                        overflow = true;
-                    } else {
-                        let y = f * 10 + u64::from(s[i] - b'0');
-                        if y > LIMIT {
-                            overflow = true;
-                        } else {
-                            f = y;
-                            scale *= 10.0;
-                        }
-                    }
-                }
-                i += 1;
-            }
-            post = i > 0;
-            s = &s[i..];
-        }
-        if !pre && !post {
-            return Err(());
-        }
-        let i = s
-            .iter()
-            .position(|&c| c == b'.' || c.is_ascii_digit())
-            .unwrap_or(s.len());
-        if i == 0 {
-            return Err(());
-        }
-        let unit: u64 = match &s[..i] {
-            b"ns" => 1,
-            b"us" | [0xc2, 0xb5, b's'] | [0xce, 0xbc, b's'] => 1_000, // us, µs (U+00B5), μs (U+03BC)
-            b"ms" => 1_000_000,
-            b"s" => 1_000_000_000,
-            b"m" => 60_000_000_000,
-            b"h" => 3_600_000_000_000,
-            _ => return Err(()),
-        };
-        s = &s[i..];
-        if v > LIMIT / unit {
-            return Err(());
-        }
-        v *= unit;
-        if f > 0 {
-            v += (f as f64 * (unit as f64 / scale)) as u64;
-            if v > LIMIT {
-                return Err(());
-            }
-        }
-        d += v;
-        if d > LIMIT {
-            return Err(());
-        }
-    }
-    if neg {
-        return Ok((d as i64).wrapping_neg());
-    }
-    if d > LIMIT - 1 {
-        return Err(());
-    }
-    Ok(d as i64)
+    Ok(Schedule::Every(every.whole_seconds()))
 }
 
 fn normalize_dow(bits: u64) -> u64 {
@@ -498,28 +394,6 @@ struct Civil {
     minute: i64,
     second: i64,
     weekday: i64,
-}
-
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 fn civil(t: i64, zone: &Zone) -> Civil {
@@ -671,191 +545,5 @@ fn spec_next(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn next(spec: &str, tz: Option<&str>, t: &str) -> i64 {
-        let t: Timestamp = t.parse().expect("timestamp");
-        parse_schedule(spec, tz)
-            .expect("valid schedule")
-            .next(t.as_second())
-    }
-
-    fn at(t: &str) -> i64 {
-        t.parse::<Timestamp>().expect("timestamp").as_second()
-    }
-
-    #[test]
-    fn standard_fields() {
-        assert_eq!(
-            next("0 */6 * * *", None, "2018-03-11T04:34:56Z"),
-            at("2018-03-11T06:00:00Z")
-        );
-        assert_eq!(
-            next("25 * * * *", None, "2018-03-11T10:34:56Z"),
-            at("2018-03-11T11:25:00Z")
-        );
-        assert_eq!(
-            next("*/15 * * * *", None, "2024-12-31T23:59:00Z"),
-            at("2025-01-01T00:00:00Z")
-        );
-        assert_eq!(
-            next("0 0 29 2 *", None, "2023-03-01T00:00:00Z"),
-            at("2024-02-29T00:00:00Z")
-        );
-        assert_eq!(
-            next("30 9 * JAN-mar mon-FRI", None, "2024-03-29T10:00:00Z"),
-            at("2025-01-01T09:30:00Z")
-        );
-        // Day of month AND day of week (go-cron's default, unlike Vixie cron).
-        assert_eq!(
-            next("0 0 13 * 5", None, "2024-01-01T00:00:00Z"),
-            at("2024-09-13T00:00:00Z")
-        );
-        // Sunday as 7, wraparound ranges.
-        assert_eq!(
-            next("0 12 * * 7", None, "2024-06-03T00:00:00Z"),
-            at("2024-06-09T12:00:00Z")
-        );
-        assert_eq!(
-            next("0 22-2/2 * * *", None, "2024-06-03T01:00:00Z"),
-            at("2024-06-03T02:00:00Z")
-        );
-        assert_eq!(
-            next("0 22-2/2 * * *", None, "2024-06-03T03:00:00Z"),
-            at("2024-06-03T22:00:00Z")
-        );
-    }
-
-    #[test]
-    fn descriptors() {
-        assert_eq!(
-            next("@hourly", None, "2024-06-03T01:00:00Z"),
-            at("2024-06-03T02:00:00Z")
-        );
-        assert_eq!(
-            next("@daily", None, "2024-06-03T01:00:00Z"),
-            at("2024-06-04T00:00:00Z")
-        );
-        assert_eq!(
-            next("@weekly", None, "2024-06-03T01:00:00Z"),
-            at("2024-06-09T00:00:00Z")
-        );
-        assert_eq!(
-            next("@monthly", None, "2024-06-03T01:00:00Z"),
-            at("2024-07-01T00:00:00Z")
-        );
-        assert_eq!(
-            next("@yearly", None, "2024-06-03T01:00:00Z"),
-            at("2025-01-01T00:00:00Z")
-        );
-        assert_eq!(
-            next("@every 1h30m", None, "2024-06-03T01:00:00Z"),
-            at("2024-06-03T02:30:00Z")
-        );
-        assert_eq!(
-            next("@every 1.5s", None, "2024-06-03T01:00:00Z"),
-            at("2024-06-03T01:00:01Z")
-        );
-        assert_eq!(next("@manual", None, "2024-06-03T01:00:00Z"), GO_ZERO_UNIX);
-        // February 30th never comes.
-        assert_eq!(
-            next("0 0 30 2 *", None, "2024-06-03T01:00:00Z"),
-            GO_ZERO_UNIX
-        );
-    }
-
-    #[test]
-    fn invalid_schedules() {
-        for spec in [
-            "",
-            "* * * *",
-            "* * * * * *",
-            "60 * * * *",
-            "* 24 * * *",
-            "* * 0 * *",
-            "* * L * *",
-            "* * * * FRI#3",
-            "H * * * *",
-            "*/0 * * * *",
-            "0-59/60 * * * *",
-            "1-2-3 * * * *",
-            "@every 500ms",
-            "@every 1h ",
-            "@reboot",
-            "TZ=Bad/Zone 0 * * * *",
-            "TZ=UTC",
-            "TZ=UTC ",
-        ] {
-            assert!(
-                parse_schedule(spec, None).is_err(),
-                "{spec:?} should be invalid"
-            );
-        }
-        assert!(parse_schedule("0 * * * *", Some("")).is_err());
-        assert!(parse_schedule("0 * * * *", Some("Not/AZone")).is_err());
-        assert!(parse_schedule("0 * * * *", Some("../etc/passwd")).is_err());
-        assert!(parse_schedule("0 * * * *", Some("UTC")).is_ok());
-        assert!(parse_schedule("TZ=\"UTC\" 0 * * * *", None).is_ok());
-    }
-
-    #[test]
-    fn go_durations() {
-        assert_eq!(parse_go_duration("1h30m"), Ok(5_400_000_000_000));
-        assert_eq!(parse_go_duration("1.5h"), Ok(5_400_000_000_000));
-        assert_eq!(parse_go_duration(".5s"), Ok(500_000_000));
-        assert_eq!(parse_go_duration("2\u{b5}s"), Ok(2_000));
-        assert_eq!(parse_go_duration("-1s"), Ok(-1_000_000_000));
-        assert_eq!(parse_go_duration("0"), Ok(0));
-        assert!(parse_go_duration("1").is_err());
-        assert!(parse_go_duration(".s").is_err());
-        assert!(parse_go_duration("9999999999h").is_err());
-    }
-
-    /// Zone-dependent cases need the system zoneinfo, as Go would.
-    #[test]
-    fn named_zones_with_go_gap_resolution() {
-        for zone in ["America/New_York", "Asia/Shanghai"] {
-            assert!(
-                load_location(zone).is_ok(),
-                "zoneinfo for {zone} missing: install Debian's tzdata (hack/setup.sh does)"
-            );
-        }
-        // Upstream's test case: 2018-03-11 12:34:56 in Shanghai -> 18:00 Shanghai.
-        assert_eq!(
-            next("0 */6 * * *", Some("Asia/Shanghai"), "2018-03-11T04:34:56Z"),
-            at("2018-03-11T10:00:00Z")
-        );
-        // 02:30 does not exist on 2024-03-10 in New York; Go's time.Date resolves
-        // it to 01:30 EST, after which the hour loop detects the skipped hour.
-        assert_eq!(
-            next(
-                "30 2 * * *",
-                Some("America/New_York"),
-                "2024-03-10T05:00:00Z"
-            ),
-            at("2024-03-10T07:30:00Z")
-        );
-        assert_eq!(
-            date(
-                2024,
-                3,
-                10,
-                2,
-                30,
-                0,
-                &load_location("America/New_York").expect("zone")
-            ),
-            at("2024-03-10T06:30:00Z")
-        );
-        // 01:30 happens twice on 2024-11-03; the first one is next.
-        assert_eq!(
-            next(
-                "30 1 * * *",
-                Some("America/New_York"),
-                "2024-11-03T04:00:00Z"
-            ),
-            at("2024-11-03T05:30:00Z")
-        );
-    }
-}
+#[path = "schedule_tests.rs"]
+mod tests;

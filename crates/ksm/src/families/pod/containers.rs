@@ -11,8 +11,9 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as KubeQuantity;
 
 use super::{go_unix, node_name};
+use crate::families::resource_name::is_extended_resource_name;
 use crate::families::sample;
-use crate::families::util::bool_f64;
+use crate::families::util::{bool_f64, convert_value_to_f64};
 
 /// The containers of the pod spec.
 pub(super) fn containers(p: &Pod) -> &[Container] {
@@ -160,7 +161,7 @@ pub(super) fn resources(
                 ));
             };
             match name.as_str() {
-                "cpu" => push("core", cpu_value(&q)),
+                "cpu" => push("core", convert_value_to_f64(&q)),
                 "storage" | "ephemeral-storage" | "memory" => push("byte", q.value() as f64),
                 _ => {
                     if name.starts_with("hugepages-") {
@@ -177,64 +178,6 @@ pub(super) fn resources(
         }
     }
     out
-}
-
-/// ksm's `convertValueToFloat64`: millis / 1000 unless the millis would overflow.
-pub(super) fn cpu_value(q: &Quantity) -> f64 {
-    const MAX_MILLI_VALUE: i64 = i64::MAX / 1000;
-    let v = q.value();
-    if v > MAX_MILLI_VALUE {
-        v as f64
-    } else {
-        q.milli_value() as f64 / 1000.0
-    }
-}
-
-/// apimachinery's `IsExtendedResourceName` as ksm copies it: a domain-prefixed name
-/// outside `kubernetes.io/` that is still a qualified name once quota's `requests.`
-/// prefix is added.
-fn is_extended_resource_name(name: &str) -> bool {
-    let native = !name.contains('/') || name.contains("kubernetes.io/");
-    if native || name.starts_with("requests.") {
-        return false;
-    }
-    is_qualified_name(&format!("requests.{name}"))
-}
-
-/// apimachinery's `validation.IsQualifiedName`: `[prefix/]name`.
-fn is_qualified_name(v: &str) -> bool {
-    let parts: Vec<&str> = v.split('/').collect();
-    let name = match parts.as_slice() {
-        [name] => name,
-        [prefix, name] => {
-            if prefix.is_empty() || !is_dns1123_subdomain(prefix) {
-                return false;
-            }
-            name
-        }
-        _ => return false,
-    };
-    let b = name.as_bytes();
-    let alnum = |c: &u8| c.is_ascii_alphanumeric();
-    !b.is_empty()
-        && b.len() <= 63
-        && alnum(&b[0])
-        && alnum(&b[b.len() - 1])
-        && b.iter()
-            .all(|c| alnum(c) || matches!(c, b'-' | b'_' | b'.'))
-}
-
-/// `validation.IsDNS1123Subdomain`: dot-separated lowercase labels, at most 253 bytes.
-fn is_dns1123_subdomain(v: &str) -> bool {
-    let label_ok = |l: &str| {
-        let b = l.as_bytes();
-        let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-        !b.is_empty()
-            && alnum(&b[0])
-            && alnum(&b[b.len() - 1])
-            && b.iter().all(|c| alnum(c) || *c == b'-')
-    };
-    v.len() <= 253 && v.split('.').all(label_ok)
 }
 
 /// `kube_pod_[init_]container_state_started`: running start, else terminated start.
@@ -400,14 +343,5 @@ mod tests {
         assert!(!is_extended_resource_name("a/b/c"));
         assert!(!is_extended_resource_name("example.com/"));
         assert!(!is_extended_resource_name("example.com/-gpu"));
-    }
-
-    #[test]
-    fn cpu_value_matches_convert_value_to_float64() {
-        let q = |s| Quantity::parse(s).expect("quantity");
-        assert_eq!(cpu_value(&q("250m")), 0.25);
-        assert_eq!(cpu_value(&q("1.5")), 1.5);
-        assert_eq!(cpu_value(&q("1n")), 0.001);
-        assert_eq!(cpu_value(&q("9223372036854776")), 9223372036854776.0);
     }
 }

@@ -6,8 +6,7 @@ use ferrocrane_core::exposition::{Metric, kube_btree_labels_to_prometheus};
 use ferrocrane_core::quantity::Quantity;
 use k8s_openapi::api::core::v1::{Pod, PodSpec};
 
-use super::containers::cpu_value;
-use crate::families::util::bool_f64;
+use crate::families::util::{bool_f64, convert_value_to_f64};
 use crate::families::{bare, sample};
 
 fn spec(p: &Pod) -> Option<&PodSpec> {
@@ -22,7 +21,7 @@ fn overhead(p: &Pod, resource: &str) -> Option<Quantity> {
 
 pub(super) fn overhead_cpu_cores(p: &Pod) -> Vec<Metric> {
     overhead(p, "cpu")
-        .map(|q| vec![bare(cpu_value(&q))])
+        .map(|q| vec![bare(convert_value_to_f64(&q))])
         .unwrap_or_default()
 }
 

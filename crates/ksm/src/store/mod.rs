@@ -13,6 +13,12 @@ use ferrocrane_core::exposition::Format;
 
 use crate::families::{FamilySpec, ResourceFamilies};
 
+mod custom;
+mod serving;
+
+pub use custom::CustomResourceStores;
+pub use serving::{Serving, SharedServing, scrape_stores};
+
 /// The HELP/TYPE lines of one family, pre-rendered for both formats.
 #[derive(Debug, Clone)]
 struct Header {
@@ -83,10 +89,6 @@ impl MetricsStore {
 
     pub fn resource(&self) -> &'static str {
         self.resource
-    }
-
-    pub fn family_count(&self) -> usize {
-        self.headers.len()
     }
 
     /// Adds or replaces an object's lines. `lines` must hold one entry per enabled family.

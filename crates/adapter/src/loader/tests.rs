@@ -1,4 +1,7 @@
+use std::time::Duration;
+
 use super::*;
+use crate::config::PromDuration;
 
 fn err(text: &str) -> String {
     parse_str("adapter.yaml", text).unwrap_err().to_string()
