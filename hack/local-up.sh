@@ -25,7 +25,7 @@
 #
 # It also builds and starts the suite's services against it (FERROCRANE_LOCAL_SERVICES, default
 # "ksm adapter craned"; set it empty for a bare cluster, as tests do): ksm and craned scraped by
-# Prometheus, metrics-adapter with config/adapter/default-config.yaml behind its four APIServices.
+# Prometheus, metrics-adapter with config/adapter/default-config.yaml behind its five APIServices.
 # craned comes with a demo: its CRDs, a Deployment whose 7 days of usage history are
 # backfilled into Prometheus before it starts, and the example RecommendationRule of
 # config/craned/, so a Recommendation appears within a minute.
@@ -409,7 +409,7 @@ if has_service adapter; then
         printf 'apiVersion: v1\nkind: Namespace\nmetadata: {name: ferrocrane}\n---\n'
         printf 'apiVersion: v1\nkind: Service\nmetadata: {name: metrics-adapter, namespace: ferrocrane}\n'
         printf 'spec: {type: ExternalName, externalName: localhost, ports: [{port: %s, protocol: TCP}]}\n' "$ADAPTER_PORT"
-        for gv in v1beta1/metrics.k8s.io v1beta1/custom.metrics.k8s.io v1beta2/custom.metrics.k8s.io v1beta1/external.metrics.k8s.io; do
+        for gv in v1/metrics.k8s.io v1beta1/metrics.k8s.io v1beta1/custom.metrics.k8s.io v1beta2/custom.metrics.k8s.io v1beta1/external.metrics.k8s.io; do
             printf -- '---\napiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {name: %s.%s}\n' "${gv%%/*}" "${gv#*/}"
             printf 'spec: {group: %s, version: %s, groupPriorityMinimum: 100, versionPriority: 100, caBundle: %s,\n' "${gv#*/}" "${gv%%/*}" "$CA_BUNDLE"
             printf '  service: {namespace: ferrocrane, name: metrics-adapter, port: %s}}\n' "$ADAPTER_PORT"

@@ -18,7 +18,8 @@ use crate::service::ServiceProcess;
 use crate::wait::wait_until;
 
 /// The APIServices metrics-adapter serves, as (version, group).
-pub const METRICS_APISERVICES: [(&str, &str); 4] = [
+pub const METRICS_APISERVICES: [(&str, &str); 5] = [
+    ("v1", "metrics.k8s.io"),
     ("v1beta1", "metrics.k8s.io"),
     ("v1beta1", "custom.metrics.k8s.io"),
     ("v1beta2", "custom.metrics.k8s.io"),

@@ -3,6 +3,7 @@
 //! computed from the pods' usage annotations.
 
 use anyhow::{Result, anyhow};
+use k8s_openapi::api::apps::v1::Deployment;
 use serde_json::{Value, json};
 
 use crate::cluster::Cluster;
@@ -35,5 +36,35 @@ impl Cluster {
             Some(json!({"key": key, "operator": "Equal", "value": value, "effect": effect}))
         };
         parse().ok_or_else(|| anyhow!("KWOK_TOLERATION={taint:?} is not key=value:effect"))
+    }
+
+    /// A Deployment whose pods run on kwok's Nodes: label `app=<name>`, one container `main`
+    /// requesting 100m of CPU and 64Mi of memory, the pod template carrying `annotations`
+    /// (usage, say, which every pod then reports).
+    pub fn kwok_deployment(
+        &self,
+        name: &str,
+        replicas: i32,
+        annotations: Value,
+    ) -> Result<Deployment> {
+        Ok(serde_json::from_value(json!({
+            "metadata": { "name": name },
+            "spec": {
+                "replicas": replicas,
+                "selector": { "matchLabels": { "app": name } },
+                "template": {
+                    "metadata": { "labels": { "app": name }, "annotations": annotations },
+                    "spec": {
+                        "nodeSelector": { "type": "kwok" },
+                        "tolerations": [self.kwok_toleration()?],
+                        "containers": [{
+                            "name": "main",
+                            "image": "registry.invalid/none:1",
+                            "resources": { "requests": { "cpu": "100m", "memory": "64Mi" } }
+                        }]
+                    }
+                }
+            }
+        }))?)
     }
 }

@@ -60,28 +60,6 @@ async fn kwok_nodes_are_ready() -> Result<()> {
     Ok(())
 }
 
-fn deployment(cluster: &Cluster, name: &str, replicas: i32) -> Result<Deployment> {
-    Ok(serde_json::from_value(json!({
-        "metadata": { "name": name },
-        "spec": {
-            "replicas": replicas,
-            "selector": { "matchLabels": { "app": name } },
-            "template": {
-                "metadata": { "labels": { "app": name } },
-                "spec": {
-                    "nodeSelector": { "type": "kwok" },
-                    "tolerations": [cluster.kwok_toleration()?],
-                    "containers": [{
-                        "name": "main",
-                        "image": "registry.invalid/none:1",
-                        "resources": { "requests": { "cpu": "100m", "memory": "64Mi" } }
-                    }]
-                }
-            }
-        }
-    }))?)
-}
-
 fn is_running_and_ready(pod: &Pod) -> bool {
     let Some(status) = &pod.status else {
         return false;
@@ -105,7 +83,10 @@ async fn deployment_runs_on_kwok_nodes_and_its_usage_reaches_prometheus() -> Res
     let client = cluster.client().await?;
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns.name);
     deployments
-        .create(&PostParams::default(), &deployment(cluster, "web", 2)?)
+        .create(
+            &PostParams::default(),
+            &cluster.kwok_deployment("web", 2, json!({}))?,
+        )
         .await?;
 
     let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
