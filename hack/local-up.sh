@@ -201,7 +201,9 @@ log "starting kube-controller-manager"
 # Nodes Ready and untainted; a Node nobody heartbeats (tests create bare ones) turns Unknown
 # and gets the node.kubernetes.io/unreachable taints after a minute. node-ipam (pod CIDRs)
 # and attach-detach (volumes) are off: they need a network plugin, a cloud or a kubelet,
-# none of which is here.
+# none of which is here. The HPA acts within seconds (sync 3s, downscale stabilization 10s, and
+# a pod's CPU counts 30s after it starts rather than 5 minutes) so the demo and the tests see
+# scaling at once.
 start kube-controller-manager "$FERROCRANE_BIN/kube-controller-manager" \
     --kubeconfig "$DIR/kubeconfig/controller-manager.kubeconfig" \
     --authentication-kubeconfig "$DIR/kubeconfig/controller-manager.kubeconfig" \
@@ -213,6 +215,7 @@ start kube-controller-manager "$FERROCRANE_BIN/kube-controller-manager" \
     --use-service-account-credentials=true \
     --horizontal-pod-autoscaler-sync-period 3s \
     --horizontal-pod-autoscaler-downscale-stabilization 10s \
+    --horizontal-pod-autoscaler-cpu-initialization-period 30s \
     --concurrent-horizontal-pod-autoscaler-syncs 5
 wait_for kube-controller-manager 60 curl -skf "https://127.0.0.1:$KCM_PORT/healthz"
 
@@ -416,6 +419,8 @@ if has_service adapter; then
         done
     } | "$KUBECTL" apply -f - >/dev/null
     wait_for metrics-adapter 90 "$KUBECTL" get --raw /apis/custom.metrics.k8s.io/v1beta1
+    log "creating the adapter's demo (config/adapter/demo-hpa.yaml)"
+    "$KUBECTL" apply -f "$FERROCRANE_ROOT/config/adapter/demo-hpa.yaml" >/dev/null
 fi
 
 if has_service craned; then
@@ -432,15 +437,11 @@ if has_service craned; then
         --metrics-bind-address "127.0.0.1:$CRANED_PORT" --health-probe-bind-address "127.0.0.1:$CRANED_HEALTH_PORT" \
         --leader-elect=false --pod-namespace craned-demo
     wait_for craned 60 curl -sf "http://127.0.0.1:$CRANED_HEALTH_PORT/readyz"
-    # No kubelet runs the demo pods: mark them Ready (for an hour already), as the Replicas
-    # recommender only considers workloads with available pods.
-    wait_for kube-controller-manager 60 bash -c \
-        '[[ $("$KUBECTL" -n craned-demo get pods -l app=demo-web -o name | wc -l) -ge 2 ]]'
-    ready_since=$(date -u -d '-1 hour' +%Y-%m-%dT%H:%M:%SZ)
-    for pod in $("$KUBECTL" -n craned-demo get pods -l app=demo-web -o name); do
-        "$KUBECTL" -n craned-demo patch "$pod" --subresource=status --type=merge -p \
-            "{\"status\":{\"phase\":\"Running\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"lastTransitionTime\":\"$ready_since\"}]}}" >/dev/null
-    done
+    # kwok runs the demo pods. The Replicas recommender counts pods available for 30s
+    # (pod-min-ready-seconds), so the rule goes in once they have been Ready that long.
+    wait_for kwok 90 bash -c \
+        '[[ $("$KUBECTL" -n craned-demo get deployment demo-web -o jsonpath="{.status.availableReplicas}") == 2 ]]'
+    sleep 31
     "$KUBECTL" apply -f "$FERROCRANE_ROOT/config/craned/recommendationrule.yaml" >/dev/null
 fi
 
@@ -489,7 +490,25 @@ Use it:
   # A pod runs on a kwok node when it tolerates kwok.x-k8s.io/node=fake:NoSchedule; its usage is
   # what its annotations say (kwok.x-k8s.io/usage-cpu: 250m, kwok.x-k8s.io/usage-memory: 64Mi):
   curl -s "\$PROMETHEUS_URL/api/v1/query?query=container_cpu_usage_seconds_total"
-$(has_service craned && echo "  \"\$KUBECTL\" get recommendations -n craned-demo   # the demo's Recommendations")
+$(has_service adapter && cat <<ADAPTER
+  # metrics-adapter: kubectl top reads metrics.k8s.io/v1 from kwok's series in Prometheus
+  "\$KUBECTL" top nodes
+  "\$KUBECTL" top pods -A
+  # an HPA on CPU utilization (config/adapter/demo-hpa.yaml): raise the usage, watch it scale
+  # up to 5, lower it, watch it come back to 1
+  "\$KUBECTL" -n adapter-demo annotate pods -l app=demo-app kwok.x-k8s.io/usage-cpu=400m --overwrite
+  "\$KUBECTL" -n adapter-demo get hpa demo-app -w
+  "\$KUBECTL" -n adapter-demo annotate pods -l app=demo-app kwok.x-k8s.io/usage-cpu=10m --overwrite
+ADAPTER
+)
+$(has_service ksm && echo "  curl -s \"\$PROMETHEUS_URL/api/v1/query?query=kube_pod_status_phase{namespace=~'adapter-demo|craned-demo'}==1\"")
+$(has_service craned && cat <<CRANED
+  "\$KUBECTL" get recommendations -n craned-demo   # the demo's Recommendations
+  # the same, as a one-shot report with the controller's configuration
+  $CARGO_TARGET_DIR/debug/craned recommend -n craned-demo --prometheus-address "\$PROMETHEUS_URL" \\
+      --recommendation-configuration-file $FERROCRANE_ROOT/config/craned/recommendation-configuration.yaml
+CRANED
+)
 
 Stop it:
   hack/local-down.sh $DIR
