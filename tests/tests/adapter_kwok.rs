@@ -234,7 +234,7 @@ async fn wait_replicas(api: &Api<Deployment>, name: &str, want: i32) -> Result<(
         Duration::from_secs(240),
         || async {
             let d = api.get(name).await?;
-            Ok((d.spec.and_then(|s| s.replicas) == Some(want)).then_some(()))
+            Ok((d.spec.replicas == Some(want)).then_some(()))
         },
     )
     .await
@@ -302,7 +302,7 @@ async fn hpa_scales_kwok_deployments_on_cpu_utilization_and_memory() -> Result<(
         )
         .await?;
         for name in ["cpu", "memory"] {
-            let replicas = deployments.get(name).await?.spec.and_then(|s| s.replicas);
+            let replicas = deployments.get(name).await?.spec.replicas;
             ensure!(replicas == Some(1), "{name} scaled before its usage rose");
         }
 
