@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
 use ferrocrane_e2e::{
-    Cluster, ClusterLock, Exporter, METRICS_APISERVICES_LOCK, MetricsAdapter, adapter_https_client,
-    KWOK_USAGE_CPU, KWOK_USAGE_MEMORY, wait_until,
+    Cluster, ClusterLock, Exporter, KWOK_USAGE_CPU, KWOK_USAGE_MEMORY, METRICS_APISERVICES_LOCK,
+    MetricsAdapter, adapter_https_client, wait_until,
 };
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Pod, ServiceAccount};
