@@ -1,6 +1,6 @@
 //! A metrics-adapter process serving the cluster as an aggregated API server: started with
 //! a given config against the cluster's Prometheus, with a serving certificate for the name
-//! the aggregator verifies, and its four APIServices registered (and removed on drop).
+//! the aggregator verifies, and its five APIServices registered (and removed on drop).
 //! Tests that use it hold [`crate::METRICS_APISERVICES_LOCK`].
 
 use std::path::PathBuf;
@@ -64,7 +64,7 @@ fn pki(cluster: &Cluster, file: &str) -> Result<PathBuf> {
 
 impl MetricsAdapter {
     /// Starts the adapter with the config text `config` against the cluster's Prometheus, waits until ready,
-    /// registers the four APIServices (Service ExternalName localhost in `ns`) and waits until
+    /// registers the five APIServices (Service ExternalName localhost in `ns`) and waits until
     /// they are Available.
     pub async fn start(cluster: &Cluster, ns: &str, config: &str) -> Result<MetricsAdapter> {
         let dir = std::env::temp_dir().join(format!("ferrocrane-adapter-{ns}"));
