@@ -35,6 +35,22 @@ pub struct MetricsAdapter {
     kubectl: Kubectl,
     /// Where its config file (`config.yaml`) and serving certificate live.
     pub dir: PathBuf,
+    /// The Service the APIServices name (the serving certificate is for `<service>.<ns>.svc`).
+    service: String,
+}
+
+/// How to run a metrics-adapter process the harness registers behind the APIServices.
+pub struct AdapterLaunch {
+    /// Every argument, the listener's included.
+    pub args: Vec<String>,
+    /// The `--secure-port` it listens on (loopback).
+    pub port: u16,
+    /// PEM of the CA that signed its serving certificate.
+    pub ca: String,
+    /// The Service name its certificate is for, in the namespace it is launched in.
+    pub service: String,
+    /// A directory removed with the adapter.
+    pub dir: PathBuf,
 }
 
 impl Drop for MetricsAdapter {
@@ -87,6 +103,7 @@ impl MetricsAdapter {
         std::fs::write(dir.join("tls.key"), &key)?;
         let port = free_port()?;
         let s = |p: PathBuf| p.display().to_string();
+        let service = "metrics-adapter".to_owned();
         let args = vec![
             "--kubeconfig".into(),
             s(cluster.kubeconfig()?),
@@ -111,9 +128,42 @@ impl MetricsAdapter {
             "--metrics-max-age".into(),
             "10m".into(),
         ];
-        let mut process = ServiceProcess::start("metrics-adapter", &args)?;
-        let client = adapter_https_client(cluster, &ca, false)?;
-        let url = format!("https://127.0.0.1:{port}/readyz");
+        let launch = AdapterLaunch {
+            args,
+            port,
+            ca,
+            service,
+            dir,
+        };
+        MetricsAdapter::launch(cluster, ns, launch, &[]).await
+    }
+
+    /// Starts the adapter as `launch` says (with `env`), waits until ready, registers the
+    /// APIServices (an ExternalName Service for localhost named `launch.service` in `ns`) and
+    /// waits until they are Available.
+    pub async fn launch(
+        cluster: &Cluster,
+        ns: &str,
+        launch: AdapterLaunch,
+        env: &[(&str, &str)],
+    ) -> Result<MetricsAdapter> {
+        let AdapterLaunch {
+            args,
+            port,
+            ca,
+            service,
+            dir,
+        } = launch;
+        let mut process = ServiceProcess::start_with_env("metrics-adapter", &args, env)?;
+        // Reach it by the name its certificate is for, as the aggregator does.
+        let host = format!("{service}.{ns}.svc");
+        let client = adapter_https_client_resolving(
+            cluster,
+            &ca,
+            false,
+            Some((&host, std::net::SocketAddr::from(([127, 0, 0, 1], port)))),
+        )?;
+        let url = format!("https://{host}:{port}/readyz");
         let ready = wait_until("metrics-adapter ready", Duration::from_secs(60), || {
             let client = client.clone();
             let url = url.clone();
@@ -139,6 +189,7 @@ impl MetricsAdapter {
             ca,
             kubectl: cluster.kubectl_handle()?,
             dir,
+            service,
         };
         adapter.register(cluster, ns).await?;
         Ok(adapter)
@@ -148,7 +199,7 @@ impl MetricsAdapter {
         let ca = self.ca.clone().into_bytes();
         let client = cluster.client().await?;
         let svc: k8s_openapi::api::core::v1::Service = serde_json::from_value(serde_json::json!({
-            "metadata": {"name": "metrics-adapter"},
+            "metadata": {"name": self.service},
             "spec": {"type": "ExternalName", "externalName": "localhost",
                      "ports": [{"port": self.port, "protocol": "TCP"}]}
         }))?;
@@ -166,7 +217,7 @@ impl MetricsAdapter {
                     "group": group, "version": version,
                     "groupPriorityMinimum": 100, "versionPriority": 100,
                     "caBundle": k8s_openapi::ByteString(ca.clone()),
-                    "service": {"namespace": ns, "name": "metrics-adapter", "port": self.port}
+                    "service": {"namespace": ns, "name": self.service, "port": self.port}
                 }
             }))?;
             if apiservices.get_opt(&name).await?.is_some() {
@@ -214,6 +265,17 @@ pub fn adapter_https_client(
     ca: &str,
     front_proxy: bool,
 ) -> Result<reqwest::Client> {
+    adapter_https_client_resolving(cluster, ca, front_proxy, None)
+}
+
+/// [`adapter_https_client`], resolving one host name to a loopback address (a certificate
+/// without an IP address is verified by its name).
+pub fn adapter_https_client_resolving(
+    cluster: &Cluster,
+    ca: &str,
+    front_proxy: bool,
+    resolve: Option<(&str, std::net::SocketAddr)>,
+) -> Result<reqwest::Client> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut roots = rustls::RootCertStore::empty();
     for c in CertificateDer::pem_slice_iter(ca.as_bytes()) {
@@ -231,8 +293,11 @@ pub fn adapter_https_client(
     } else {
         builder.with_no_client_auth()
     };
-    Ok(reqwest::Client::builder()
+    let mut builder = reqwest::Client::builder()
         .tls_backend_preconfigured(config)
-        .timeout(Duration::from_secs(10))
-        .build()?)
+        .timeout(Duration::from_secs(10));
+    if let Some((host, addr)) = resolve {
+        builder = builder.resolve(host, addr);
+    }
+    Ok(builder.build()?)
 }

@@ -21,7 +21,10 @@ mod prometheus;
 mod service;
 mod wait;
 
-pub use adapter::{METRICS_APISERVICES, MetricsAdapter, adapter_https_client};
+pub use adapter::{
+    AdapterLaunch, METRICS_APISERVICES, MetricsAdapter, adapter_https_client,
+    adapter_https_client_resolving,
+};
 pub use cluster::{Cluster, ClusterEnv, Kubectl};
 pub use exporter::Exporter;
 pub use helm::{ClusterLock, Helm, METRICS_APISERVICES_LOCK, Manifest};
