@@ -46,7 +46,11 @@ impl ServiceProcess {
     }
 
     /// [`ServiceProcess::start`] with these environment variables set.
-    pub fn start_with_env(binary_name: &str, args: &[String], env: &[(&str, &str)]) -> Result<Self> {
+    pub fn start_with_env(
+        binary_name: &str,
+        args: &[String],
+        env: &[(&str, &str)],
+    ) -> Result<Self> {
         let bin = binary(binary_name)?;
         let log =
             std::env::temp_dir().join(format!("ferrocrane-{binary_name}-{}.log", random_suffix()));
