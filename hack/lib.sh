@@ -15,6 +15,14 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ferrocrane/cargo-targe
 # The versions hack/tools/go.mod pins; setup.sh stamps them into the binaries.
 KUBE_VERSION="v1.37.2"
 HELM_VERSION="v4.3.2"
+# The version hack/tools/kwok/go.mod pins (setup.sh checks they agree), and where setup.sh
+# puts the manifests local-up.sh applies for it (CRDs, RBAC, stages, metrics).
+KWOK_VERSION="v0.8.0"
+KWOK_MANIFESTS="$FERROCRANE_CACHE/kwok-$KWOK_VERSION"
+
+# The kubectl every script and the e2e harness use: built by setup.sh at $KUBE_VERSION, so it
+# is within the supported skew of the local kube-apiserver (a machine's own kubectl may not be).
+export KUBECTL="$FERROCRANE_BIN/kubectl"
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }

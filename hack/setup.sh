@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything the tests and hack/local-up.sh need, idempotently:
 #   - Prometheus and promtool from Debian's packages,
-#   - kube-apiserver, kube-controller-manager, etcd and helm built from the Go
-#     modules pinned in hack/tools/go.mod, into $FERROCRANE_CACHE/bin,
+#   - kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and helm built
+#     from the Go modules pinned in hack/tools/go.mod, and kwok from hack/tools/kwok/go.mod,
+#     into $FERROCRANE_CACHE/bin,
 #   - rustfmt and clippy.
 # A second run finds everything in place and takes seconds.
 set -euo pipefail
@@ -39,25 +40,36 @@ install_prometheus() {
     command -v promtool >/dev/null || die "Debian's prometheus package installed but promtool is not on PATH"
 }
 
-# The stamp records what the binaries were built from (the pinned modules and the build
-# recipe below); when either changes they are rebuilt, and only then.
+# Each stamp records what its binaries were built from (the pinned modules and the build
+# recipe below); when either changes they are rebuilt, and only then. The control plane and
+# kwok have separate stamps: bumping one does not rebuild the other.
+CONTROL_PLANE_BINS=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd helm)
+
 tools_stamp() {
-    { cat "$FERROCRANE_ROOT/hack/tools/go.mod" "$FERROCRANE_ROOT/hack/tools/go.sum"; declare -f build_go_tools; echo "$KUBE_VERSION $HELM_VERSION"; } \
+    { cat "$FERROCRANE_ROOT/hack/tools/go.mod" "$FERROCRANE_ROOT/hack/tools/go.sum"; declare -f build_go_tools kube_ldflags; echo "$KUBE_VERSION $HELM_VERSION"; } \
         | sha256sum | cut -d' ' -f1
 }
 
-build_go_tools() {
-    local stamp_file="$FERROCRANE_BIN/.stamp" want
-    want="$(tools_stamp)"
-    if [[ -f $stamp_file && "$(cat "$stamp_file")" == "$want" ]] \
-        && [[ -x $FERROCRANE_BIN/kube-apiserver && -x $FERROCRANE_BIN/kube-controller-manager && -x $FERROCRANE_BIN/etcd && -x $FERROCRANE_BIN/helm ]]; then
-        return
-    fi
-    command -v go >/dev/null || die "go is required to build the control plane (hack/tools); install Go 1.26+"
-    mkdir -p "$FERROCRANE_BIN"
-    local kv=k8s.io/component-base/version cv=k8s.io/client-go/pkg/version date
+kwok_stamp() {
+    { cat "$FERROCRANE_ROOT/hack/tools/kwok/go.mod" "$FERROCRANE_ROOT/hack/tools/kwok/go.sum"; declare -f build_kwok; echo "$KWOK_VERSION"; } \
+        | sha256sum | cut -d' ' -f1
+}
+
+up_to_date() { # stamp-file wanted-stamp binary...
+    local stamp_file=$1 want=$2 b; shift 2
+    [[ -f $stamp_file && "$(cat "$stamp_file")" == "$want" ]] || return 1
+    for b in "$@"; do [[ -x $FERROCRANE_BIN/$b ]] || return 1; done
+}
+
+need_go() {
+    command -v go >/dev/null || die "go is required to build $1 (hack/tools); install Go 1.26+"
+}
+
+# The version ldflags of the Kubernetes release build (hack/lib/version.sh), so the binaries
+# report $KUBE_VERSION: kubectl version, the API server's /version and skew checks read them.
+kube_ldflags() {
+    local kv=k8s.io/component-base/version cv=k8s.io/client-go/pkg/version date major minor pkg
     date="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    local major minor
     major="${KUBE_VERSION#v}"; major="${major%%.*}"
     minor="${KUBE_VERSION#v*.}"; minor="${minor%%.*}"
     local kflags="-s -w"
@@ -65,15 +77,60 @@ build_go_tools() {
         kflags+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor"
         kflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date"
     done
+    echo "$kflags"
+}
+
+build_go_tools() {
+    local stamp_file="$FERROCRANE_BIN/.stamp" want kflags
+    want="$(tools_stamp)"
+    up_to_date "$stamp_file" "$want" "${CONTROL_PLANE_BINS[@]}" && return
+    need_go "the control plane"
+    mkdir -p "$FERROCRANE_BIN"
+    kflags="$(kube_ldflags)"
     cd "$FERROCRANE_ROOT/hack/tools"
     log "building kube-apiserver $KUBE_VERSION (the first build takes several minutes)"
     go build -trimpath -ldflags "$kflags" -o "$FERROCRANE_BIN/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
     log "building kube-controller-manager $KUBE_VERSION"
     go build -trimpath -ldflags "$kflags" -o "$FERROCRANE_BIN/kube-controller-manager" k8s.io/kubernetes/cmd/kube-controller-manager
+    log "building kube-scheduler $KUBE_VERSION"
+    go build -trimpath -ldflags "$kflags" -o "$FERROCRANE_BIN/kube-scheduler" k8s.io/kubernetes/cmd/kube-scheduler
+    log "building kubectl $KUBE_VERSION"
+    go build -trimpath -ldflags "$kflags" -o "$FERROCRANE_BIN/kubectl" k8s.io/kubernetes/cmd/kubectl
     log "building etcd"
     go build -trimpath -ldflags "-s -w" -o "$FERROCRANE_BIN/etcd" go.etcd.io/etcd/server/v3
     log "building helm $HELM_VERSION"
     go build -trimpath -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION" -o "$FERROCRANE_BIN/helm" helm.sh/helm/v4/cmd/helm
+    echo "$want" >"$stamp_file"
+}
+
+# kwok's release build stamps nothing the module does not already carry (pkg/consts holds
+# the version), so a plain build reports $KWOK_VERSION. Beside the binary go the manifests
+# hack/local-up.sh applies, rendered from the same module with kubectl's kustomize: kwok's
+# CRDs, its controller's ClusterRole, its default stages (kustomize/stage/fast: nodes
+# initialize and heartbeat with a Lease, pods become Ready, Jobs' pods complete, deleted
+# pods go) and its kubelet-style resource metrics computed from pod usage annotations
+# (kustomize/metrics/usage, which brings kustomize/metrics/resource).
+build_kwok() {
+    local stamp_file="$FERROCRANE_BIN/.stamp-kwok" want pinned src
+    want="$(kwok_stamp)"
+    up_to_date "$stamp_file" "$want" kwok \
+        && [[ -s $KWOK_MANIFESTS/crds.yaml && -s $KWOK_MANIFESTS/rbac.yaml && -s $KWOK_MANIFESTS/stages.yaml && -s $KWOK_MANIFESTS/metrics.yaml ]] \
+        && return
+    pinned="$(awk '$1 == "sigs.k8s.io/kwok" {print $2}' "$FERROCRANE_ROOT/hack/tools/kwok/go.mod")"
+    [[ $pinned == "$KWOK_VERSION" ]] \
+        || die "hack/tools/kwok/go.mod pins sigs.k8s.io/kwok ${pinned:-(nothing)} but hack/lib.sh says KWOK_VERSION=$KWOK_VERSION; make them agree"
+    need_go "kwok"
+    mkdir -p "$FERROCRANE_BIN" "$KWOK_MANIFESTS"
+    cd "$FERROCRANE_ROOT/hack/tools/kwok"
+    log "building kwok $KWOK_VERSION"
+    go build -trimpath -ldflags "-s -w" -o "$FERROCRANE_BIN/kwok" sigs.k8s.io/kwok/cmd/kwok
+    src="$(go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)"
+    [[ -d $src/kustomize ]] || die "sigs.k8s.io/kwok $KWOK_VERSION has no kustomize/ directory in $src; is the module cache complete? (go mod download sigs.k8s.io/kwok in hack/tools/kwok)"
+    log "rendering kwok's manifests into $KWOK_MANIFESTS"
+    "$KUBECTL" kustomize "$src/kustomize/crd" >"$KWOK_MANIFESTS/crds.yaml"
+    install -m 0644 "$src/kustomize/rbac/role.yaml" "$KWOK_MANIFESTS/rbac.yaml"
+    "$KUBECTL" kustomize "$src/kustomize/stage/fast" >"$KWOK_MANIFESTS/stages.yaml"
+    "$KUBECTL" kustomize "$src/kustomize/metrics/usage" >"$KWOK_MANIFESTS/metrics.yaml"
     echo "$want" >"$stamp_file"
 }
 
@@ -89,14 +146,18 @@ install_prometheus
 install_tzdata
 ensure_rust_components
 build_go_tools
+build_kwok
 
 cat <<INFO
 ferrocrane tools are ready:
   kube-apiserver          $FERROCRANE_BIN/kube-apiserver ($("$FERROCRANE_BIN/kube-apiserver" --version 2>&1))
   kube-controller-manager $FERROCRANE_BIN/kube-controller-manager
+  kube-scheduler          $FERROCRANE_BIN/kube-scheduler
+  kubectl                 $KUBECTL ($("$KUBECTL" version --client 2>&1 | head -1))
+  kwok                    $FERROCRANE_BIN/kwok ($("$FERROCRANE_BIN/kwok" --version 2>&1 | head -1))
+  kwok manifests          $KWOK_MANIFESTS/ (CRDs, ClusterRole, stages, metrics)
   etcd                    $FERROCRANE_BIN/etcd ($("$FERROCRANE_BIN/etcd" --version 2>&1 | head -1))
   helm                    $FERROCRANE_BIN/helm ($("$FERROCRANE_BIN/helm" version --short 2>&1))
   prometheus              $(command -v prometheus) ($(prometheus --version 2>&1 | head -1))
   promtool                $(command -v promtool)
-  kubectl                 $(command -v kubectl || echo 'not found')
 INFO

@@ -154,7 +154,7 @@ until [[ "$(prom_query 'count_over_time(up{job="bench-app"}[5m]) >= 3' 2>/dev/nu
 done
 N_SERIES=$(prom_query 'count({job="bench-app",__name__!~"up|scrape_.*"})')
 N_METRICS=$(prom_query 'count(count by (__name__) ({job="bench-app",__name__!~"up|scrape_.*"}))')
-N_PODS=$(kubectl get pods -A --no-headers --field-selector status.phase=Running 2>/dev/null | grep -c '^bench-' || true)
+N_PODS=$("$KUBECTL" get pods -A --no-headers --field-selector status.phase=Running 2>/dev/null | grep -c '^bench-' || true)
 log "Prometheus holds $N_SERIES series of $N_METRICS metrics; $N_PODS Running pods"
 
 # --- measuring

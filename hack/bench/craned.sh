@@ -131,7 +131,7 @@ wait_ready() { # name pid url log timeout: until url answers 2xx, while pid live
 }
 # Sum of kube-apiserver's request counter, all or writes only.
 api_requests() { # all|writes
-    kubectl get --raw /metrics 2>/dev/null | awk -v w="$1" '/^apiserver_request_total\{/ {
+    "$KUBECTL" get --raw /metrics 2>/dev/null | awk -v w="$1" '/^apiserver_request_total\{/ {
         if (w == "all" || $0 ~ /verb="(POST|PUT|PATCH|DELETE|APPLY)"/) s += $NF } END {printf "%d\n", s}'
 }
 
@@ -145,13 +145,13 @@ t=$(now)
 log "starting the local control plane in $DIR"
 FERROCRANE_LOCAL_SERVICES="" "$FERROCRANE_ROOT/hack/local-up.sh" "$DIR" >"$DIR/local-up.out"
 set -a; source "$DIR/env"; set +a
-kubectl apply --server-side -f "$FERROCRANE_ROOT/deploy/crds" >/dev/null
-kubectl wait --for condition=established --timeout=60s \
+"$KUBECTL" apply --server-side -f "$FERROCRANE_ROOT/deploy/crds" >/dev/null
+"$KUBECTL" wait --for condition=established --timeout=60s \
     crd/recommendations.analysis.crane.io crd/recommendationrules.analysis.crane.io >/dev/null
-kubectl create namespace crane-system >/dev/null # craned's --pod-namespace (oom-record)
+"$KUBECTL" create namespace crane-system >/dev/null # craned's --pod-namespace (oom-record)
 log "creating $WORKLOADS Deployments in $NAMESPACES namespaces"
 python3 "$BENCH/objects.py" --deployments "$WORKLOADS" --namespaces "$NAMESPACES"
-N_DEPLOY=$(kubectl get deployments -A --no-headers 2>/dev/null | grep -c '^bench-' || true)
+N_DEPLOY=$("$KUBECTL" get deployments -A --no-headers 2>/dev/null | grep -c '^bench-' || true)
 ((N_DEPLOY == WORKLOADS)) || die "expected $WORKLOADS Deployments, the cluster has $N_DEPLOY"
 CLUSTER_S=$(since "$t")
 

@@ -102,13 +102,13 @@ log "creating $PODS pods, $DEPLOYMENTS deployments, $REPLICASETS replicasets, $S
 python3 "$BENCH/objects.py" --pods "$PODS" --deployments "$DEPLOYMENTS" --replicasets "$REPLICASETS" \
     --services "$SERVICES" --configmaps "$CONFIGMAPS"
 
-count() { kubectl get "$1" -A --no-headers 2>/dev/null | wc -l; }
+count() { "$KUBECTL" get "$1" -A --no-headers 2>/dev/null | wc -l; }
 # Let the controller manager finish reacting to the new objects (deployment and replicaset
 # status, endpoint slices; it writes at its client QPS, so this takes minutes): until then
 # the objects change under the first exporter, and the API server and controller manager
 # compete for the CPUs. Quiet = fewer than BENCH_QUIET_WRITES writes to the API server in 5s.
 api_writes() {
-    kubectl get --raw /metrics 2>/dev/null \
+    "$KUBECTL" get --raw /metrics 2>/dev/null \
         | awk '/^apiserver_request_total\{/ && /verb="(POST|PUT|PATCH|DELETE|APPLY)"/ {s += $NF} END {printf "%d\n", s}'
 }
 settle_start=$SECONDS
@@ -266,7 +266,7 @@ NOTES="$DIR/notes.md"
     echo "- Command: \`${KSM_SRC:+KSM_SRC=$KSM_SRC }$(env | grep -E '^BENCH_' | sort | tr '\n' ' ')${COMMAND_LINE% }\`"
     echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "- Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), Linux $(uname -r); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg). The control plane (etcd, kube-apiserver, kube-controller-manager, Prometheus), the scrapers and the exporter share these CPUs; other builds may have been running."
-    echo "- Cluster: kube-apiserver $KUBE_VERSION from hack/local-up.sh; $N_PODS pods (Pending: no scheduler), $N_DEPLOY deployments (paused, 0 replicas), $N_RS replicasets (0 replicas), $N_SVC services, $N_CM configmaps (incl. kube-root-ca.crt per namespace), made by hack/bench/objects.py."
+    echo "- Cluster: kube-apiserver $KUBE_VERSION from hack/local-up.sh; $N_PODS pods (Pending: schedulerName names no running scheduler), $N_DEPLOY deployments (paused, 0 replicas), $N_RS replicasets (0 replicas), $N_SVC services, $N_CM configmaps (incl. kube-root-ca.crt per namespace), made by hack/bench/objects.py."
     exporters=""
     [[ " $EXPORTERS " == *" go "* ]] && exporters+="Go: \`$GO_KSM_BIN\` ($("$GO_KSM_BIN" version 2>&1 | head -1)); "
     [[ " $EXPORTERS " == *" ours "* ]] && exporters+="ksm: \`$KSM_BIN\`${KSM_BUILT_FROM:+ built from $KSM_BUILT_FROM}; "

@@ -15,8 +15,9 @@ The pod count stays exact: no object is owned by a controller that would make or
   - ReplicaSets have replicas 0 and a selector (rs=<name>) that matches no pod, so they adopt
     nothing and create nothing.
   - Pods have no owner references (the garbage collector would delete pods whose owner does
-    not exist) and no nodeName (the pod GC deletes pods bound to unknown nodes): without a
-    scheduler they stay Pending.
+    not exist) and no nodeName (the pod GC deletes pods bound to unknown nodes), and they name
+    a scheduler that does not run (schedulerName bench-unscheduled): local-up's kube-scheduler
+    leaves them alone (no status writes while the benchmark runs) and they stay Pending.
   - Services: the local service CIDR is a /24, so only the first 100 get a cluster IP; the rest
     are headless.
 Re-running is harmless: objects that already exist (409) count as created.
@@ -29,6 +30,7 @@ status subresource, as a kubelet would (metrics.k8s.io answers for running pods 
 import argparse
 import http.client
 import json
+import os
 import queue
 import ssl
 import subprocess
@@ -42,7 +44,8 @@ ENVS = ["prod", "staging", "canary"]
 
 
 def kubeconfig():
-    raw = subprocess.run(["kubectl", "config", "view", "--raw", "--minify", "-o", "json"],
+    # hack/lib.sh exports KUBECTL (the kubectl hack/setup.sh builds); plain kubectl otherwise.
+    raw = subprocess.run([os.environ.get("KUBECTL", "kubectl"), "config", "view", "--raw", "--minify", "-o", "json"],
                          check=True, capture_output=True, text=True).stdout
     cfg = json.loads(raw)
     cluster = cfg["clusters"][0]["cluster"]
@@ -113,6 +116,7 @@ def pod_spec(i, app):
         "tolerations": [{"key": "example.com/dedicated", "operator": "Equal", "value": "apps", "effect": "NoSchedule"}],
         "terminationGracePeriodSeconds": 30,
         "automountServiceAccountToken": False,
+        "schedulerName": "bench-unscheduled",
     }
 
 

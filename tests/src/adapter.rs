@@ -1,6 +1,6 @@
 //! A metrics-adapter process serving the cluster as an aggregated API server: started with
 //! a given config against the cluster's Prometheus, with a serving certificate for the name
-//! the aggregator verifies, and its four APIServices registered (and removed on drop).
+//! the aggregator verifies, and its five APIServices registered (and removed on drop).
 //! Tests that use it hold [`crate::METRICS_APISERVICES_LOCK`].
 
 use std::path::PathBuf;
@@ -11,14 +11,15 @@ use anyhow::{Context, Result, bail};
 use kube::api::{Api, PostParams};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
 
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, Kubectl};
 use crate::helm::METRICS_APISERVICES_LOCK;
 use crate::process::free_port;
 use crate::service::ServiceProcess;
 use crate::wait::wait_until;
 
 /// The APIServices metrics-adapter serves, as (version, group).
-pub const METRICS_APISERVICES: [(&str, &str); 4] = [
+pub const METRICS_APISERVICES: [(&str, &str); 5] = [
+    ("v1", "metrics.k8s.io"),
     ("v1beta1", "metrics.k8s.io"),
     ("v1beta1", "custom.metrics.k8s.io"),
     ("v1beta2", "custom.metrics.k8s.io"),
@@ -31,8 +32,24 @@ pub struct MetricsAdapter {
     pub port: u16,
     /// PEM of the CA that signed the adapter's serving certificate.
     pub ca: String,
-    kubeconfig: PathBuf,
+    kubectl: Kubectl,
     /// Where its config file (`config.yaml`) and serving certificate live.
+    pub dir: PathBuf,
+    /// The Service the APIServices name (the serving certificate is for `<service>.<ns>.svc`).
+    service: String,
+}
+
+/// How to run a metrics-adapter process the harness registers behind the APIServices.
+pub struct AdapterLaunch {
+    /// Every argument, the listener's included.
+    pub args: Vec<String>,
+    /// The `--secure-port` it listens on (loopback).
+    pub port: u16,
+    /// PEM of the CA that signed its serving certificate.
+    pub ca: String,
+    /// The Service name its certificate is for, in the namespace it is launched in.
+    pub service: String,
+    /// A directory removed with the adapter.
     pub dir: PathBuf,
 }
 
@@ -42,9 +59,8 @@ impl Drop for MetricsAdapter {
             .iter()
             .map(|(v, g)| format!("{v}.{g}"))
             .collect();
-        let mut cmd = std::process::Command::new("kubectl");
-        cmd.env("KUBECONFIG", &self.kubeconfig)
-            .args(["delete", "apiservice", "--ignore-not-found", "--wait=false"])
+        let mut cmd = self.kubectl.command();
+        cmd.args(["delete", "apiservice", "--ignore-not-found", "--wait=false"])
             .args(&names)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
@@ -64,7 +80,7 @@ fn pki(cluster: &Cluster, file: &str) -> Result<PathBuf> {
 
 impl MetricsAdapter {
     /// Starts the adapter with the config text `config` against the cluster's Prometheus, waits until ready,
-    /// registers the four APIServices (Service ExternalName localhost in `ns`) and waits until
+    /// registers the five APIServices (Service ExternalName localhost in `ns`) and waits until
     /// they are Available.
     pub async fn start(cluster: &Cluster, ns: &str, config: &str) -> Result<MetricsAdapter> {
         let dir = std::env::temp_dir().join(format!("ferrocrane-adapter-{ns}"));
@@ -87,6 +103,7 @@ impl MetricsAdapter {
         std::fs::write(dir.join("tls.key"), &key)?;
         let port = free_port()?;
         let s = |p: PathBuf| p.display().to_string();
+        let service = "metrics-adapter".to_owned();
         let args = vec![
             "--kubeconfig".into(),
             s(cluster.kubeconfig()?),
@@ -111,9 +128,42 @@ impl MetricsAdapter {
             "--metrics-max-age".into(),
             "10m".into(),
         ];
-        let mut process = ServiceProcess::start("metrics-adapter", &args)?;
-        let client = adapter_https_client(cluster, &ca, false)?;
-        let url = format!("https://127.0.0.1:{port}/readyz");
+        let launch = AdapterLaunch {
+            args,
+            port,
+            ca,
+            service,
+            dir,
+        };
+        MetricsAdapter::launch(cluster, ns, launch, &[]).await
+    }
+
+    /// Starts the adapter as `launch` says (with `env`), waits until ready, registers the
+    /// APIServices (an ExternalName Service for localhost named `launch.service` in `ns`) and
+    /// waits until they are Available.
+    pub async fn launch(
+        cluster: &Cluster,
+        ns: &str,
+        launch: AdapterLaunch,
+        env: &[(&str, &str)],
+    ) -> Result<MetricsAdapter> {
+        let AdapterLaunch {
+            args,
+            port,
+            ca,
+            service,
+            dir,
+        } = launch;
+        let mut process = ServiceProcess::start_with_env("metrics-adapter", &args, env)?;
+        // Reach it by the name its certificate is for, as the aggregator does.
+        let host = format!("{service}.{ns}.svc");
+        let client = adapter_https_client_resolving(
+            cluster,
+            &ca,
+            false,
+            Some((&host, std::net::SocketAddr::from(([127, 0, 0, 1], port)))),
+        )?;
+        let url = format!("https://{host}:{port}/readyz");
         let ready = wait_until("metrics-adapter ready", Duration::from_secs(60), || {
             let client = client.clone();
             let url = url.clone();
@@ -137,8 +187,9 @@ impl MetricsAdapter {
             process,
             port,
             ca,
-            kubeconfig: cluster.kubeconfig()?,
+            kubectl: cluster.kubectl_handle()?,
             dir,
+            service,
         };
         adapter.register(cluster, ns).await?;
         Ok(adapter)
@@ -148,7 +199,7 @@ impl MetricsAdapter {
         let ca = self.ca.clone().into_bytes();
         let client = cluster.client().await?;
         let svc: k8s_openapi::api::core::v1::Service = serde_json::from_value(serde_json::json!({
-            "metadata": {"name": "metrics-adapter"},
+            "metadata": {"name": self.service},
             "spec": {"type": "ExternalName", "externalName": "localhost",
                      "ports": [{"port": self.port, "protocol": "TCP"}]}
         }))?;
@@ -166,7 +217,7 @@ impl MetricsAdapter {
                     "group": group, "version": version,
                     "groupPriorityMinimum": 100, "versionPriority": 100,
                     "caBundle": k8s_openapi::ByteString(ca.clone()),
-                    "service": {"namespace": ns, "name": "metrics-adapter", "port": self.port}
+                    "service": {"namespace": ns, "name": self.service, "port": self.port}
                 }
             }))?;
             if apiservices.get_opt(&name).await?.is_some() {
@@ -214,6 +265,17 @@ pub fn adapter_https_client(
     ca: &str,
     front_proxy: bool,
 ) -> Result<reqwest::Client> {
+    adapter_https_client_resolving(cluster, ca, front_proxy, None)
+}
+
+/// [`adapter_https_client`], resolving one host name to a loopback address (a certificate
+/// without an IP address is verified by its name).
+pub fn adapter_https_client_resolving(
+    cluster: &Cluster,
+    ca: &str,
+    front_proxy: bool,
+    resolve: Option<(&str, std::net::SocketAddr)>,
+) -> Result<reqwest::Client> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut roots = rustls::RootCertStore::empty();
     for c in CertificateDer::pem_slice_iter(ca.as_bytes()) {
@@ -231,8 +293,11 @@ pub fn adapter_https_client(
     } else {
         builder.with_no_client_auth()
     };
-    Ok(reqwest::Client::builder()
+    let mut builder = reqwest::Client::builder()
         .tls_backend_preconfigured(config)
-        .timeout(Duration::from_secs(10))
-        .build()?)
+        .timeout(Duration::from_secs(10));
+    if let Some((host, addr)) = resolve {
+        builder = builder.resolve(host, addr);
+    }
+    Ok(builder.build()?)
 }

@@ -80,7 +80,7 @@ impl Cluster {
         std::fs::create_dir_all(&dir)?;
         let root = repo_root();
         run(Command::new(root.join("hack/local-up.sh")).arg(&dir).env("FERROCRANE_LOCAL_SERVICES", "")).context(
-            "hack/local-up.sh failed; run hack/setup.sh to install kube-apiserver, etcd, kube-controller-manager and prometheus",
+            "hack/local-up.sh failed; run hack/setup.sh to install the control plane, kubectl, kwok and prometheus",
         )?;
         spawn_reaper(&root, &dir)?;
         Ok(Cluster {
@@ -105,9 +105,15 @@ impl Cluster {
 
     /// `kubectl` pointed at this cluster.
     pub fn kubectl(&self) -> Result<Command> {
-        let mut cmd = Command::new("kubectl");
-        cmd.env("KUBECONFIG", self.kubeconfig()?);
-        Ok(cmd)
+        Ok(self.kubectl_handle()?.command())
+    }
+
+    /// What [`Cluster::kubectl`] runs, to keep where a `&Cluster` is not at hand (a destructor).
+    pub fn kubectl_handle(&self) -> Result<Kubectl> {
+        Ok(Kubectl {
+            bin: self.env.path("KUBECTL")?,
+            kubeconfig: self.kubeconfig()?,
+        })
     }
 
     pub fn prometheus(&self) -> Result<PrometheusHandle> {
@@ -115,6 +121,22 @@ impl Cluster {
             self.env.var("PROMETHEUS_URL")?,
             self.env.path("PROMETHEUS_TARGETS")?,
         ))
+    }
+}
+
+/// The kubectl `hack/setup.sh` builds at the API server's version (`KUBECTL` in the env file;
+/// a machine's own kubectl may be outside the supported skew), with the cluster's kubeconfig.
+#[derive(Debug, Clone)]
+pub struct Kubectl {
+    pub bin: PathBuf,
+    pub kubeconfig: PathBuf,
+}
+
+impl Kubectl {
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(&self.bin);
+        cmd.env("KUBECONFIG", &self.kubeconfig);
+        cmd
     }
 }
 

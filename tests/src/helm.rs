@@ -13,7 +13,7 @@ use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
 use serde_json::Value;
 
-use crate::cluster::{Cluster, ClusterEnv};
+use crate::cluster::{Cluster, ClusterEnv, Kubectl};
 use crate::process::repo_root;
 
 /// The helm binary, optionally pointed at a cluster.
@@ -181,7 +181,7 @@ impl Manifest {
 #[derive(Debug)]
 pub struct ClusterLock {
     name: String,
-    kubeconfig: PathBuf,
+    kubectl: Kubectl,
 }
 
 /// The lock every test that registers the suite's real metrics APIServices takes.
@@ -205,7 +205,7 @@ impl ClusterLock {
                 Ok(_) => {
                     return Ok(Self {
                         name: name.to_string(),
-                        kubeconfig: cluster.kubeconfig()?,
+                        kubectl: cluster.kubectl_handle()?,
                     });
                 }
                 Err(kube::Error::Api(e)) if e.code == 409 => {
@@ -236,8 +236,9 @@ impl ClusterLock {
 
 impl Drop for ClusterLock {
     fn drop(&mut self) {
-        let _ = Command::new("kubectl")
-            .env("KUBECONFIG", &self.kubeconfig)
+        let _ = self
+            .kubectl
+            .command()
             .args([
                 "-n",
                 "kube-system",

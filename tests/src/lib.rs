@@ -1,5 +1,6 @@
-//! The end-to-end harness: a real etcd, kube-apiserver, kube-controller-manager and
-//! Prometheus, started by the same `hack/local-up.sh` a developer runs.
+//! The end-to-end harness: a real etcd, kube-apiserver, kube-controller-manager,
+//! kube-scheduler, kwok (simulated nodes and pods) and Prometheus, started by the same
+//! `hack/local-up.sh` a developer runs, and the kubectl `hack/setup.sh` builds for them.
 //!
 //! `hack/test.sh` starts one cluster for the whole run and points the tests at it with
 //! `FERROCRANE_E2E_ENV=<dir>/env`. A test binary run alone (`cargo test -p ferrocrane-e2e`)
@@ -11,6 +12,7 @@ mod cluster;
 mod exporter;
 mod helm;
 mod history;
+mod kwok;
 pub mod layout;
 mod namespace;
 mod pods;
@@ -19,11 +21,15 @@ mod prometheus;
 mod service;
 mod wait;
 
-pub use adapter::{METRICS_APISERVICES, MetricsAdapter, adapter_https_client};
-pub use cluster::{Cluster, ClusterEnv};
+pub use adapter::{
+    AdapterLaunch, METRICS_APISERVICES, MetricsAdapter, adapter_https_client,
+    adapter_https_client_resolving,
+};
+pub use cluster::{Cluster, ClusterEnv, Kubectl};
 pub use exporter::Exporter;
 pub use helm::{ClusterLock, Helm, METRICS_APISERVICES_LOCK, Manifest};
 pub use history::HistoryPrometheus;
+pub use kwok::{KWOK_USAGE_CPU, KWOK_USAGE_MEMORY};
 pub use namespace::TestNamespace;
 pub use pods::{patch_pod_status, running_status};
 pub use process::{free_port, http_client, repo_root};

@@ -1,18 +1,18 @@
 //! A namespace per test, so tests run in parallel without seeing each other's objects.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use anyhow::Result;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{ObjectMeta, PostParams};
 
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, Kubectl};
 use crate::process::random_suffix;
 
 #[derive(Debug)]
 pub struct TestNamespace {
     pub name: String,
-    kubeconfig: std::path::PathBuf,
+    kubectl: Kubectl,
 }
 
 // Beside the guard rather than in cluster.rs, so the cluster module needs nothing from here.
@@ -38,7 +38,7 @@ impl TestNamespace {
         api.create(&PostParams::default(), &ns).await?;
         Ok(Self {
             name,
-            kubeconfig: cluster.kubeconfig()?,
+            kubectl: cluster.kubectl_handle()?,
         })
     }
 }
@@ -47,8 +47,9 @@ impl Drop for TestNamespace {
     /// Deletion is asynchronous in Kubernetes anyway; the test need not wait for it,
     /// and a destructor cannot await, so hand it to kubectl without waiting.
     fn drop(&mut self) {
-        let _ = Command::new("kubectl")
-            .env("KUBECONFIG", &self.kubeconfig)
+        let _ = self
+            .kubectl
+            .command()
             .args([
                 "delete",
                 "namespace",

@@ -42,11 +42,21 @@ pub struct ServiceProcess {
 
 impl ServiceProcess {
     pub fn start(binary_name: &str, args: &[String]) -> Result<Self> {
+        Self::start_with_env(binary_name, args, &[])
+    }
+
+    /// [`ServiceProcess::start`] with these environment variables set.
+    pub fn start_with_env(
+        binary_name: &str,
+        args: &[String],
+        env: &[(&str, &str)],
+    ) -> Result<Self> {
         let bin = binary(binary_name)?;
         let log =
             std::env::temp_dir().join(format!("ferrocrane-{binary_name}-{}.log", random_suffix()));
         let child = Command::new(&bin)
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(std::fs::File::create(&log)?)
             .stderr(std::fs::File::create(&log)?)

@@ -1,8 +1,9 @@
-//! metrics-adapter as a real aggregated API server: its four APIServices become Available on
+//! metrics-adapter as a real aggregated API server: its five APIServices become Available on
 //! the real kube-apiserver, `kubectl get --raw` through the aggregator returns what a test
-//! exporter published (scraped by the real Prometheus), unauthenticated and unauthorized
-//! callers are refused, and the real kube-controller-manager's HPA scales Deployments on its
-//! External and Pods metrics.
+//! exporter published (an application's own metrics, scraped by the real Prometheus) and what
+//! kwok reports for the pods it runs, unauthenticated and unauthorized callers are refused, and
+//! the real kube-controller-manager's HPA scales kwok-run Deployments on its External and Pods
+//! metrics.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -10,8 +11,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
 use ferrocrane_e2e::{
-    Cluster, ClusterLock, Exporter, METRICS_APISERVICES_LOCK, MetricsAdapter, adapter_https_client,
-    patch_pod_status, running_status, wait_until,
+    Cluster, ClusterLock, Exporter, KWOK_USAGE_CPU, KWOK_USAGE_MEMORY, METRICS_APISERVICES_LOCK,
+    MetricsAdapter, adapter_https_client, wait_until,
 };
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Pod, ServiceAccount};
@@ -94,12 +95,21 @@ async fn custom_and_external_apis_through_the_aggregator() -> Result<()> {
     let client = cluster.client().await?;
     wait_default_sa(&client, &ns.name).await?;
     let pods: Api<Pod> = Api::namespaced(client.clone(), &ns.name);
+    // web-1 runs on a kwok Node and reports 250m and 64Mi through kwok's resource metrics;
+    // web-2 and db-1 do not tolerate kwok's taint and stay Pending.
     for (name, app) in [("web-1", "web"), ("web-2", "web"), ("db-1", "db")] {
-        pods.create(
-            &PostParams::default(),
-            &pod(name, serde_json::json!({"app": app}))?,
-        )
-        .await?;
+        let mut p = pod(name, serde_json::json!({"app": app}))?;
+        if name == "web-1" {
+            p.metadata.annotations = Some(
+                [(KWOK_USAGE_CPU, "250m"), (KWOK_USAGE_MEMORY, "64Mi")]
+                    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                    .into(),
+            );
+            let spec = p.spec.as_mut().context("pod spec")?;
+            spec.node_selector = Some([("type".to_owned(), "kwok".to_owned())].into());
+            spec.tolerations = Some(vec![serde_json::from_value(cluster.kwok_toleration()?)?]);
+        }
+        pods.create(&PostParams::default(), &p).await?;
     }
 
     let exporter = Exporter::start().await?;
@@ -276,11 +286,6 @@ async fn custom_and_external_apis_through_the_aggregator() -> Result<()> {
             .await?
             .map_err(anyhow::Error::msg)?;
         assert_eq!(rm["resources"][0]["kind"], "NodeMetrics");
-        let started = format!("{}Z", &k8s_openapi::jiff::Timestamp::now().to_string()[..19]);
-        patch_pod_status(&pods, "web-1", running_status(&["app"], &started)).await?;
-        let c = [("namespace", n), ("pod", "web-1"), ("container", "app")];
-        exporter.set_counter_rate("container_cpu_usage_seconds_total", &c, 0.25);
-        exporter.set("container_memory_working_set_bytes", &c, 64.0 * 1024.0 * 1024.0);
         let top = wait_until("kubectl top pods", Duration::from_secs(60), || async {
             let mut cmd = cluster.kubectl()?;
             cmd.args(["top", "pods", "-n", n, "--no-headers"]);
@@ -317,7 +322,8 @@ async fn custom_and_external_apis_through_the_aggregator() -> Result<()> {
     result
 }
 
-/// Every pod of `selector` Running, and `load` spread evenly over them as `e2e_pod_load`.
+/// `load` spread evenly over the Running pods of `selector` (kwok runs them) as
+/// `e2e_pod_load`, an application's own metric, which only an exporter can publish.
 async fn simulate_pods(
     pods: Api<Pod>,
     exporter: Arc<Exporter>,
@@ -336,18 +342,10 @@ async fn simulate_pods(
                 if p.metadata.deletion_timestamp.is_some() {
                     continue;
                 }
-                let phase = p.status.as_ref().and_then(|s| s.phase.clone());
-                if phase.as_deref() != Some("Running") {
-                    let started = k8s_openapi::jiff::Timestamp::now().to_string();
-                    let started = format!("{}Z", &started[..19]);
-                    if patch_pod_status(&pods, &name, running_status(&["app"], &started))
-                        .await
-                        .is_err()
-                    {
-                        continue;
-                    }
+                let phase = p.status.as_ref().and_then(|s| s.phase.as_deref());
+                if phase == Some("Running") {
+                    running.push(name);
                 }
-                running.push(name);
             }
             let total = load.lock().map(|l| *l).unwrap_or(0.0);
             for gone in published.iter().filter(|p| !running.contains(p)) {
@@ -367,20 +365,6 @@ async fn simulate_pods(
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
-}
-
-fn deployment(name: &str) -> Result<Deployment> {
-    Ok(serde_json::from_value(serde_json::json!({
-        "metadata": {"name": name},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "app", "image": "registry.invalid/none:1"}]}
-            }
-        }
-    }))?)
 }
 
 fn hpa(name: &str, metric: serde_json::Value) -> serde_json::Value {
@@ -439,7 +423,10 @@ async fn hpa_scales_deployments_on_external_and_pods_metrics() -> Result<()> {
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), &n);
     for name in ["queue-worker", "web"] {
         deployments
-            .create(&PostParams::default(), &deployment(name)?)
+            .create(
+                &PostParams::default(),
+                &cluster.kwok_deployment(name, 1, serde_json::json!({}))?,
+            )
             .await?;
     }
     let load = Arc::new(Mutex::new(0.5));
@@ -449,13 +436,6 @@ async fn hpa_scales_deployments_on_external_and_pods_metrics() -> Result<()> {
         n.clone(),
         "app=web".into(),
         load.clone(),
-    ));
-    let sim_worker = tokio::spawn(simulate_pods(
-        Api::namespaced(client.clone(), &n),
-        Arc::new(Exporter::start().await?),
-        n.clone(),
-        "app=queue-worker".into(),
-        Arc::new(Mutex::new(0.0)),
     ));
     prometheus
         .wait_for_samples(
@@ -513,7 +493,6 @@ async fn hpa_scales_deployments_on_external_and_pods_metrics() -> Result<()> {
     }
     .await;
     sim.abort();
-    sim_worker.abort();
     if result.is_err() {
         let mut kubectl = cluster.kubectl()?;
         kubectl.args(["describe", "hpa", "-n", &n]);

@@ -1,9 +1,10 @@
 //! The helm chart (charts/ferrocrane) and the plain manifests rendered from it (deploy/).
 //!
 //! Rendering tests need only the helm binary; the install test drives a real `helm install`,
-//! `helm upgrade` and `helm uninstall` against the local control plane. There is no kubelet
-//! or scheduler, so pods stay Pending: the test checks that the API server accepted every
-//! object, that CRDs are Established and APIServices created, never that pods run.
+//! `helm upgrade` and `helm uninstall` against the local control plane. The chart's pods do
+//! not tolerate the kwok nodes' taint, so they stay Pending: the test checks that the API
+//! server accepted every object, that CRDs are Established and APIServices created, never
+//! that pods run.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -15,11 +16,12 @@ use ferrocrane_e2e::{
 use serde_json::Value;
 
 const COMPONENTS: [&str; 3] = ["ksm", "adapter", "craned"];
-const APISERVICES: [&str; 4] = [
+const APISERVICES: [&str; 5] = [
     "v1beta1.custom.metrics.k8s.io",
     "v1beta2.custom.metrics.k8s.io",
     "v1beta1.external.metrics.k8s.io",
     "v1beta1.metrics.k8s.io",
+    "v1.metrics.k8s.io",
 ];
 
 fn render(extra: &[&str]) -> Result<Manifest> {
@@ -374,14 +376,18 @@ fn apiservices_toggle_one_by_one() -> Result<()> {
         "customMetricsV1beta2",
         "externalMetricsV1beta1",
         "metricsV1beta1",
+        "metricsV1",
     ];
     for (key, name) in keys.iter().zip(APISERVICES) {
         let m = render(&["--set", &format!("adapter.apiServices.{key}.enabled=false")])?;
         let got = names(&m, "APIService");
-        ensure!(!got.contains(name) && got.len() == 3, "{key} off: {got:?}");
+        ensure!(!got.contains(name) && got.len() == 4, "{key} off: {got:?}");
     }
     // With metrics.k8s.io off (metrics-server owns it) its reader roles go too.
-    let m = render(&["--set", "adapter.apiServices.metricsV1beta1.enabled=false"])?;
+    let m = render(&[
+        "--set",
+        "adapter.apiServices.metricsV1beta1.enabled=false,adapter.apiServices.metricsV1.enabled=false",
+    ])?;
     ensure!(
         !m.of_kind("ClusterRole")
             .any(|r| grants(r).iter().any(|(g, _, _)| g == "metrics.k8s.io")),
@@ -396,6 +402,11 @@ fn apiservices_toggle_one_by_one() -> Result<()> {
     ensure!(
         prio("v1beta2.custom.metrics.k8s.io").and_then(|v| v.as_i64())
             > prio("v1beta1.custom.metrics.k8s.io").and_then(|v| v.as_i64())
+    );
+    // metrics.k8s.io/v1 is preferred over v1beta1 in the aggregated discovery.
+    ensure!(
+        prio("v1.metrics.k8s.io").and_then(|v| v.as_i64())
+            > prio("v1beta1.metrics.k8s.io").and_then(|v| v.as_i64())
     );
     Ok(())
 }
@@ -652,7 +663,7 @@ fn deploy_manifests_match_a_fresh_render() -> Result<()> {
     let text = std::fs::read_to_string(repo_root().join("deploy/ferrocrane.yaml"))?;
     let m = Manifest::parse(&text)?;
     ensure!(m.of_kind("Secret").next().is_none(), "a key in deploy/");
-    ensure!(m.of_kind("APIService").count() == 4);
+    ensure!(m.of_kind("APIService").count() == APISERVICES.len());
     ensure!(!text.contains("insecureSkipTLSVerify"));
     ensure!(m.get("Namespace", "ferrocrane").is_some());
     Ok(())
@@ -832,7 +843,7 @@ async fn install_upgrade_uninstall_against_the_real_api_server() -> Result<()> {
             "--namespace",
             &ns.name,
             "--set",
-            "craned.autoAdoption=true,adapter.apiServices.metricsV1beta1.enabled=false",
+            "craned.autoAdoption=true,adapter.apiServices.metricsV1beta1.enabled=false,adapter.apiServices.metricsV1.enabled=false",
         ])?;
         let status: Value =
             serde_json::from_str(&helm.run(&["status", &release, "-n", &ns.name, "-o", "json"])?)?;
@@ -841,10 +852,12 @@ async fn install_upgrade_uninstall_against_the_real_api_server() -> Result<()> {
             "revision after upgrade: {}",
             status["version"]
         );
-        ensure!(
-            kubectl_get(cluster, "apiservice", "v1beta1.metrics.k8s.io", None)?.is_none(),
-            "metrics.k8s.io APIService left after turning it off"
-        );
+        for name in ["v1beta1.metrics.k8s.io", "v1.metrics.k8s.io"] {
+            ensure!(
+                kubectl_get(cluster, "apiservice", name, None)?.is_none(),
+                "{name} APIService left after turning it off"
+            );
+        }
         let role = kubectl_get(
             cluster,
             "clusterrole",

@@ -39,7 +39,8 @@ async fn shard_total_follows_statefulset_replicas() -> Result<()> {
             )
             .await?;
     }
-    // The StatefulSet controller creates the pods (they stay Pending: no scheduler).
+    // The StatefulSet controller creates the pods (they stay Pending: they do not tolerate
+    // the kwok nodes' taint).
     let sts: StatefulSet = serde_json::from_value(serde_json::json!({
         "metadata": { "name": "ksm" },
         "spec": {

@@ -26,7 +26,9 @@ fn deployment(name: &str, replicas: i32) -> Result<Deployment> {
 }
 
 /// The deployment and replicaset controllers of the real kube-controller-manager run:
-/// a Deployment gets a ReplicaSet, and the ReplicaSet gets its Pods (Pending: no kubelet).
+/// a Deployment gets a ReplicaSet, and the ReplicaSet gets its Pods. They stay Pending: they
+/// do not tolerate the kwok nodes' taint, so kube-scheduler has no node for them (kwok.rs
+/// runs pods on kwok).
 #[tokio::test]
 async fn deployment_gets_replicaset_and_pods_from_the_controller_manager() -> Result<()> {
     let cluster = Cluster::get()?;
@@ -83,7 +85,7 @@ async fn deployment_gets_replicaset_and_pods_from_the_controller_manager() -> Re
             .all(|p| p.spec.as_ref().map(|s| s.containers[0].name.as_str()) == Some("main"))
     );
 
-    // No kubelet runs them; the harness writes the status one would, and the API keeps it.
+    // Nothing runs them; the harness writes the status a kubelet would, and the API keeps it.
     let first = owned[0].metadata.name.clone().unwrap_or_default();
     let patched = patch_pod_status(
         &pods,

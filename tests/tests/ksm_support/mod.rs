@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use anyhow::Result;
-use ferrocrane_e2e::{Cluster, ServiceProcess, http_client, two_ports, wait_until};
+use ferrocrane_e2e::{Cluster, Kubectl, ServiceProcess, http_client, two_ports, wait_until};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, PostParams};
 
@@ -81,7 +81,7 @@ pub async fn wait_for_scrape(
 /// status); deleted on drop so repeated runs on one cluster never collide.
 pub struct TestCrd {
     pub group: String,
-    kubeconfig: std::path::PathBuf,
+    kubectl: Kubectl,
 }
 
 pub const CRD_KIND: &str = "Widget";
@@ -92,7 +92,7 @@ impl TestCrd {
     pub fn new(cluster: &Cluster, unique: &str) -> Result<Self> {
         Ok(Self {
             group: format!("{unique}.e2e.ferrocrane.io"),
-            kubeconfig: cluster.kubeconfig()?,
+            kubectl: cluster.kubectl_handle()?,
         })
     }
 
@@ -186,8 +186,9 @@ impl TestCrd {
 impl Drop for TestCrd {
     /// A destructor cannot await: hand the deletion to kubectl without waiting.
     fn drop(&mut self) {
-        let _ = std::process::Command::new("kubectl")
-            .env("KUBECONFIG", &self.kubeconfig)
+        let _ = self
+            .kubectl
+            .command()
             .args([
                 "delete",
                 "crd",

@@ -17,7 +17,7 @@ pub fn versions(group: &str, resource_metrics: bool) -> Option<&'static [&'stati
     match group {
         CUSTOM_GROUP => Some(&["v1beta2", "v1beta1"]),
         EXTERNAL_GROUP => Some(&["v1beta1"]),
-        RESOURCE_GROUP if resource_metrics => Some(&["v1beta1"]),
+        RESOURCE_GROUP if resource_metrics => Some(&["v1", "v1beta1"]),
         _ => None,
     }
 }
@@ -83,7 +83,7 @@ pub fn external_resources(registry: &ExternalRegistry) -> Vec<ApiResource> {
         .collect()
 }
 
-/// metrics.k8s.io/v1beta1, as metrics-server lists it.
+/// metrics.k8s.io/v1 and v1beta1, as metrics-server lists them.
 pub fn resource_metrics_resources() -> Vec<ApiResource> {
     vec![
         ApiResource {
@@ -129,6 +129,16 @@ mod tests {
         assert_eq!(g["kind"], "APIGroup");
         assert_eq!(g["apiVersion"], "v1");
         assert!(group(RESOURCE_GROUP, false, true).is_none());
+        // kubectl 1.37 takes the first version it knows: v1 first, v1beta1 for the HPA.
+        let rm = serde_json::to_value(group(RESOURCE_GROUP, true, true).unwrap()).unwrap();
+        assert_eq!(
+            rm["versions"],
+            serde_json::json!([
+                {"groupVersion": "metrics.k8s.io/v1", "version": "v1"},
+                {"groupVersion": "metrics.k8s.io/v1beta1", "version": "v1beta1"}
+            ])
+        );
+        assert_eq!(rm["preferredVersion"]["version"], "v1");
         assert!(group("apps", true, true).is_none());
     }
 
@@ -149,5 +159,15 @@ mod tests {
                 ]
             })
         );
+    }
+
+    #[test]
+    fn resource_metrics_serves_the_versions_listed() {
+        let listed: Vec<String> = versions(RESOURCE_GROUP, true)
+            .unwrap_or(&[])
+            .iter()
+            .map(|v| format!("{RESOURCE_GROUP}/{v}"))
+            .collect();
+        assert_eq!(listed, crate::resource_metrics::API_VERSIONS);
     }
 }

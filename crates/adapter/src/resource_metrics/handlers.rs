@@ -16,7 +16,7 @@ use super::model::{
     AssembleContext, MetricsList, NodeMetrics, ObjectInfo, PodMetrics, QueryResults, index_samples,
     list, node_metrics_list, object_not_found, pod_metrics_list,
 };
-use super::{App, ResourceMetricsState};
+use super::{ResourceMetricsState, Served};
 use crate::naming::{GroupResource, ResourceQueries, ResourceQuery};
 use crate::status::Status;
 
@@ -30,7 +30,7 @@ pub(super) struct ListOptions {
     field_selector: String,
 }
 
-type Shared = State<Arc<App>>;
+type Shared = State<Served>;
 
 fn now_ms() -> i64 {
     SystemTime::now()
@@ -183,7 +183,7 @@ pub(super) async fn list_nodes(
     let fields = FieldSelector::parse(&opts.field_selector)?;
     let nodes = app.listers().nodes(&labels, &fields).await?;
     let items = app.state.node_metrics(&queries, &nodes).await;
-    Ok(Json(list("NodeMetricsList", items)))
+    Ok(Json(list("NodeMetricsList", app.api_version, items)))
 }
 
 pub(super) async fn get_node(
@@ -202,7 +202,7 @@ pub(super) async fn get_node(
         .await
         .into_iter()
         .next()
-        .map(|m| Json(m.with_type_meta()))
+        .map(|m| Json(m.with_type_meta(app.api_version)))
         .ok_or_else(|| object_not_found("metrics.k8s.io", "nodemetrics", &name))
 }
 
@@ -234,7 +234,7 @@ async fn list_pods_in(
         .pods(namespace.as_deref(), &labels, &fields)
         .await?;
     let items = app.state.pod_metrics(&queries, &pods).await;
-    Ok(Json(list("PodMetricsList", items)))
+    Ok(Json(list("PodMetricsList", app.api_version, items)))
 }
 
 pub(super) async fn get_pod(
@@ -253,7 +253,7 @@ pub(super) async fn get_pod(
         .await
         .into_iter()
         .next()
-        .map(|m| Json(m.with_type_meta()))
+        .map(|m| Json(m.with_type_meta(app.api_version)))
         .ok_or_else(|| {
             object_not_found(
                 "metrics.k8s.io",

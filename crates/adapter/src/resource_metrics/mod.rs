@@ -1,4 +1,4 @@
-//! `metrics.k8s.io/v1beta1`, the API `kubectl top` and the HPA's Resource metrics read, served
+//! `metrics.k8s.io/v1` and `v1beta1`, the API `kubectl top` and the HPA's Resource metrics read, served
 //! from Prometheus through the config's `resourceRules` with prometheus-adapter v0.12's semantics
 //! (its `resourceprovider` behind metrics-server's API storage).
 //!
@@ -19,7 +19,7 @@
 //! [`router`] serves only the data paths, GET, no authentication or authorization of its own
 //! (the server wraps it):
 //!
-//! | path under `/apis/metrics.k8s.io/v1beta1` | answer |
+//! | path under `/apis/metrics.k8s.io/{v1,v1beta1}` | answer |
 //! |---|---|
 //! | `/nodes` | `NodeMetricsList` |
 //! | `/nodes/{name}` | `NodeMetrics` |
@@ -74,8 +74,8 @@ pub use fields::FieldSelector;
 pub use listers::label_selector;
 pub use model::object_not_found;
 pub use model::{
-    API_VERSION, AssembleContext, ContainerMetrics, ItemMeta, MetricsList, NodeMetrics, ObjectInfo,
-    PodMetrics, QueryResults, SamplesByObject, Usage, index_samples, node_metrics,
+    API_VERSIONS, AssembleContext, ContainerMetrics, ItemMeta, MetricsList, NodeMetrics,
+    ObjectInfo, PodMetrics, QueryResults, SamplesByObject, Usage, index_samples, node_metrics,
     node_metrics_list, pod_metrics, pod_metrics_list,
 };
 pub use quantity::milli_of;
@@ -132,8 +132,23 @@ impl App {
     }
 }
 
-/// The `metrics.k8s.io/v1beta1` data paths (see the module docs). Built inside a tokio
-/// runtime it starts watching pods and nodes at once, so the first request finds them listed.
+/// One served version's view of the app: handlers write this `apiVersion`.
+#[derive(Clone)]
+struct Served {
+    app: Arc<App>,
+    api_version: &'static str,
+}
+
+impl std::ops::Deref for Served {
+    type Target = App;
+    fn deref(&self) -> &App {
+        &self.app
+    }
+}
+
+/// The `metrics.k8s.io` data paths of every served version (see the module docs), over one
+/// pair of pod and node stores. Built inside a tokio runtime it starts watching pods and nodes
+/// at once, so the first request finds them listed.
 pub fn router(state: Arc<ResourceMetricsState>) -> Router {
     let app = Arc::new(App {
         state,
@@ -142,18 +157,29 @@ pub fn router(state: Arc<ResourceMetricsState>) -> Router {
     if tokio::runtime::Handle::try_current().is_ok() {
         app.listers();
     }
-    const BASE: &str = "/apis/metrics.k8s.io/v1beta1";
+    model::API_VERSIONS
+        .iter()
+        .fold(Router::new(), |router, api_version| {
+            router.merge(version_router(Served {
+                app: app.clone(),
+                api_version,
+            }))
+        })
+}
+
+fn version_router(served: Served) -> Router {
+    let base = format!("/apis/{}", served.api_version);
     Router::new()
-        .route(&format!("{BASE}/nodes"), get(handlers::list_nodes))
-        .route(&format!("{BASE}/nodes/{{name}}"), get(handlers::get_node))
-        .route(&format!("{BASE}/pods"), get(handlers::list_all_pods))
+        .route(&format!("{base}/nodes"), get(handlers::list_nodes))
+        .route(&format!("{base}/nodes/{{name}}"), get(handlers::get_node))
+        .route(&format!("{base}/pods"), get(handlers::list_all_pods))
         .route(
-            &format!("{BASE}/namespaces/{{namespace}}/pods"),
+            &format!("{base}/namespaces/{{namespace}}/pods"),
             get(handlers::list_pods),
         )
         .route(
-            &format!("{BASE}/namespaces/{{namespace}}/pods/{{name}}"),
+            &format!("{base}/namespaces/{{namespace}}/pods/{{name}}"),
             get(handlers::get_pod),
         )
-        .with_state(app)
+        .with_state(served)
 }

@@ -15,8 +15,9 @@ use serde::Serialize;
 use super::quantity::milli_of;
 use crate::status::{Status, StatusDetails};
 
-/// The group-version every object here carries.
-pub const API_VERSION: &str = "metrics.k8s.io/v1beta1";
+/// The `apiVersion`s served, preferred first: kubectl 1.37 reads v1 when it is listed, the HPA
+/// controller still reads v1beta1. Their objects are the same, field for field.
+pub const API_VERSIONS: [&str; 2] = ["metrics.k8s.io/v1", "metrics.k8s.io/v1beta1"];
 
 /// What is known of a listed pod or node: its identity and labels (copied into the answer).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -97,7 +98,7 @@ pub struct PodMetrics {
     /// `PodMetrics` on a single object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<&'static str>,
-    /// `metrics.k8s.io/v1beta1` on a single object.
+    /// `metrics.k8s.io/v1` or `v1beta1` on a single object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api_version: Option<&'static str>,
     /// Name, namespace, labels.
@@ -117,7 +118,7 @@ pub struct NodeMetrics {
     /// `NodeMetrics` on a single object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<&'static str>,
-    /// `metrics.k8s.io/v1beta1` on a single object.
+    /// `metrics.k8s.io/v1` or `v1beta1` on a single object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api_version: Option<&'static str>,
     /// Name and labels.
@@ -132,18 +133,18 @@ pub struct NodeMetrics {
 
 impl PodMetrics {
     /// With `kind`/`apiVersion`, for a single-object answer.
-    pub fn with_type_meta(mut self) -> Self {
+    pub fn with_type_meta(mut self, api_version: &'static str) -> Self {
         self.kind = Some("PodMetrics");
-        self.api_version = Some(API_VERSION);
+        self.api_version = Some(api_version);
         self
     }
 }
 
 impl NodeMetrics {
     /// With `kind`/`apiVersion`, for a single-object answer.
-    pub fn with_type_meta(mut self) -> Self {
+    pub fn with_type_meta(mut self, api_version: &'static str) -> Self {
         self.kind = Some("NodeMetrics");
-        self.api_version = Some(API_VERSION);
+        self.api_version = Some(api_version);
         self
     }
 }
@@ -154,7 +155,7 @@ impl NodeMetrics {
 pub struct MetricsList<T> {
     /// `PodMetricsList` or `NodeMetricsList`.
     pub kind: &'static str,
-    /// `metrics.k8s.io/v1beta1`.
+    /// `metrics.k8s.io/v1` or `v1beta1`.
     pub api_version: &'static str,
     /// Empty ListMeta, written as `{}`.
     pub metadata: BTreeMap<String, String>,
@@ -162,11 +163,11 @@ pub struct MetricsList<T> {
     pub items: Vec<T>,
 }
 
-/// A list answer of `kind`.
-pub fn list<T>(kind: &'static str, items: Vec<T>) -> MetricsList<T> {
+/// A list answer of `kind` in `api_version`.
+pub fn list<T>(kind: &'static str, api_version: &'static str, items: Vec<T>) -> MetricsList<T> {
     MetricsList {
         kind,
-        api_version: API_VERSION,
+        api_version,
         metadata: BTreeMap::new(),
         items,
     }

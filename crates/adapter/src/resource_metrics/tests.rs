@@ -99,7 +99,7 @@ fn pod_metrics_json_like_upstream() {
     let pod = obj("ns1", "web-0", &[("app", "web")]);
     let m = pod_metrics(&pod, Some(&results), &cx())
         .unwrap()
-        .with_type_meta();
+        .with_type_meta("metrics.k8s.io/v1beta1");
     assert_eq!(
         serde_json::to_value(&m).unwrap(),
         json!({
@@ -180,7 +180,7 @@ fn pod_list_sorted_by_namespace_then_name_and_skips_failed_namespaces() {
 }
 
 fn model_list<T>(kind: &'static str, items: Vec<T>) -> MetricsList<T> {
-    super::model::list(kind, items)
+    super::model::list(kind, "metrics.k8s.io/v1beta1", items)
 }
 
 fn node_results() -> QueryResults {
@@ -208,12 +208,12 @@ fn node_metrics_json_like_upstream() {
     let n = obj("", "n1", &[("kubernetes.io/hostname", "n1")]);
     let m = node_metrics(&n, &node_results(), &cx())
         .unwrap()
-        .with_type_meta();
+        .with_type_meta("metrics.k8s.io/v1");
     assert_eq!(
         serde_json::to_value(&m).unwrap(),
         json!({
             "kind": "NodeMetrics",
-            "apiVersion": "metrics.k8s.io/v1beta1",
+            "apiVersion": "metrics.k8s.io/v1",
             "metadata": {
                 "name": "n1",
                 "creationTimestamp": "2024-01-02T03:05:05Z",
@@ -414,4 +414,22 @@ async fn bad_selectors_are_bad_requests() {
     .await;
     assert_eq!(code, 400, "{body}");
     assert_eq!(body["reason"], "BadRequest");
+}
+
+#[tokio::test]
+async fn v1_and_v1beta1_are_both_routed_and_nothing_else() {
+    for version in ["v1", "v1beta1"] {
+        let (code, body) = call(
+            Some(default_queries()),
+            &format!("/apis/metrics.k8s.io/{version}/nodes?labelSelector=a%20in%20("),
+        )
+        .await;
+        assert_eq!(code, 400, "{version}: {body}");
+    }
+    let (code, _) = call(
+        Some(default_queries()),
+        "/apis/metrics.k8s.io/v2/nodes?labelSelector=a%20in%20(",
+    )
+    .await;
+    assert_eq!(code, 404);
 }
