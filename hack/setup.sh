@@ -4,6 +4,8 @@
 #   - kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and helm built
 #     from the Go modules pinned in hack/tools/go.mod, and kwok from hack/tools/kwok/go.mod,
 #     into $FERROCRANE_CACHE/bin,
+#   - the Go originals the differential tests run beside ours (kube-state-metrics,
+#     prometheus-adapter), by hack/originals.sh,
 #   - rustfmt and clippy.
 # A second run finds everything in place and takes seconds.
 set -euo pipefail
@@ -147,6 +149,7 @@ install_tzdata
 ensure_rust_components
 build_go_tools
 build_kwok
+"$FERROCRANE_ROOT/hack/originals.sh"
 
 cat <<INFO
 ferrocrane tools are ready:
@@ -160,4 +163,6 @@ ferrocrane tools are ready:
   helm                    $FERROCRANE_BIN/helm ($("$FERROCRANE_BIN/helm" version --short 2>&1))
   prometheus              $(command -v prometheus) ($(prometheus --version 2>&1 | head -1))
   promtool                $(command -v promtool)
+  kube-state-metrics      $FERROCRANE_BIN/kube-state-metrics (Go original, for the differential tests)
+  prometheus-adapter      $FERROCRANE_BIN/prometheus-adapter (Go original, for the differential tests)
 INFO

@@ -34,7 +34,7 @@
 #   BENCH_WRITE_DOCS=1
 #   ADAPTER_BIN            our binary; unset: cargo build --release -p ferrocrane-adapter in
 #   ADAPTER_SRC            this checkout (default), then $CARGO_TARGET_DIR/release/metrics-adapter
-#   GO_ADAPTER_BIN         default $FERROCRANE_CACHE/bin/prometheus-adapter (hack/bench/setup.sh)
+#   GO_ADAPTER_BIN         default $FERROCRANE_CACHE/bin/prometheus-adapter (hack/originals.sh)
 #
 # Everything it starts (cluster, Prometheus, exporter, adapters) is stopped on exit.
 set -euo pipefail
@@ -66,7 +66,7 @@ SCRAPE_INTERVAL=15s
 # --- binaries
 GO_ADAPTER_BIN="${GO_ADAPTER_BIN:-$FERROCRANE_BIN/prometheus-adapter}"
 if [[ " $ADAPTERS " == *" go "* && -z ${BENCH_SKIP_BUILD:-} ]]; then
-    "$BENCH/setup.sh" prometheus-adapter
+    "$FERROCRANE_ROOT/hack/originals.sh" prometheus-adapter
 fi
 if [[ " $ADAPTERS " == *" ours "* && -z ${ADAPTER_BIN:-} ]]; then
     ADAPTER_SRC="${ADAPTER_SRC:-$FERROCRANE_ROOT}"

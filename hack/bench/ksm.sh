@@ -23,7 +23,7 @@
 #   BENCH_WRITE_DOCS=1 (0 when BENCH_SCALE != 1)
 #   KSM_BIN                    our binary; unset: cargo build --release -p ferrocrane-ksm in
 #   KSM_SRC                    this checkout (default), then $CARGO_TARGET_DIR/release/ksm
-#   GO_KSM_BIN                 default $FERROCRANE_CACHE/bin/kube-state-metrics (hack/bench/setup.sh)
+#   GO_KSM_BIN                 default $FERROCRANE_CACHE/bin/kube-state-metrics (hack/originals.sh)
 #   KSM_BIN_<name>             the binary of any other exporter named in BENCH_EXPORTERS
 #
 # Everything it starts (the cluster, the exporters) is stopped on exit, whatever happens.
@@ -54,7 +54,7 @@ HZ="$(getconf CLK_TCK)"
 # --- binaries
 GO_KSM_BIN="${GO_KSM_BIN:-$FERROCRANE_BIN/kube-state-metrics}"
 if [[ " $EXPORTERS " == *" go "* && -z ${BENCH_SKIP_BUILD:-} ]]; then
-    "$BENCH/setup.sh" kube-state-metrics
+    "$FERROCRANE_ROOT/hack/originals.sh" kube-state-metrics
 fi
 if [[ " $EXPORTERS " == *" ours "* && -z ${KSM_BIN:-} ]]; then
     KSM_SRC="${KSM_SRC:-$FERROCRANE_ROOT}"

@@ -1,5 +1,5 @@
 // Pins the Go kube-state-metrics that hack/bench/ksm.sh measures ferrocrane's ksm against.
-// Built by hack/bench/setup.sh; nothing here ships in the product or runs in hack/test.sh.
+// Built by hack/originals.sh; nothing here ships in the product.
 module github.com/ferrocrane/ferrocrane/hack/tools/kube-state-metrics
 
 go 1.26.0

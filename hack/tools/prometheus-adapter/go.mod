@@ -1,5 +1,5 @@
 // Pins the Go prometheus-adapter that hack/bench/adapter.sh measures ferrocrane's metrics-adapter
-// against. Built by hack/bench/setup.sh; nothing here ships in the product or runs in hack/test.sh.
+// against. Built by hack/originals.sh; nothing here ships in the product.
 // sigs.k8s.io/prometheus-adapter v0.12.0 has no replace directives, so requiring it is enough
 // (and keeps its dependencies at exactly the versions it was released with).
 module github.com/ferrocrane/ferrocrane/hack/tools/prometheus-adapter

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# Builds the Go originals the side-by-side benchmarks measure ferrocrane against, into
-# $FERROCRANE_CACHE/bin:
+# Builds the Go originals that the differential tests (hack/test.sh) and the side-by-side
+# benchmarks (hack/bench/) run beside ferrocrane, into $FERROCRANE_CACHE/bin:
 #   kube-state-metrics   k8s.io/kube-state-metrics/v2 v2.20.0, pinned in hack/tools/kube-state-metrics
-#                        (for hack/bench/ksm.sh)
+#                        (tests/tests/ksm_differential.rs, hack/bench/ksm.sh)
 #   prometheus-adapter   sigs.k8s.io/prometheus-adapter v0.12.0 (cmd/adapter), pinned in
-#                        hack/tools/prometheus-adapter (for hack/bench/adapter.sh)
+#                        hack/tools/prometheus-adapter (hack/bench/adapter.sh)
 #
-#   hack/bench/setup.sh [kube-state-metrics|prometheus-adapter]...     (default: both)
+#   hack/originals.sh [kube-state-metrics|prometheus-adapter]...     (default: both;
+#                                                                     hack/setup.sh runs it)
 #
 # Idempotent: each binary is stamped with what it was built from (its pinned module and this
-# recipe), like hack/setup.sh does, and rebuilt only when either changes. Not part of
-# hack/setup.sh or hack/test.sh.
+# recipe), like hack/setup.sh does, and rebuilt only when either changes.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 KSM_GO_VERSION="v2.20.0"
 ADAPTER_GO_VERSION="v0.12.0"
