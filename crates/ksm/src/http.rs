@@ -178,7 +178,8 @@ async fn metrics(
 ) -> Response {
     let started = Instant::now();
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
-    let format = negotiate(accept);
+    let negotiated = negotiate(accept);
+    let format = negotiated.format;
     let serving = state
         .serving
         .read()
@@ -207,7 +208,8 @@ async fn metrics(
     }
     response.headers_mut().insert(
         header::CONTENT_TYPE,
-        HeaderValue::from_static(format.content_type()),
+        HeaderValue::from_str(&negotiated.content_type)
+            .unwrap_or_else(|_| HeaderValue::from_static(format.content_type())),
     );
     response
 }

@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 
 use crate::families::{self, FamilyContext, FamilyMeta, ResourceFamilies};
 use crate::store::MetricsStore;
-use crate::watch::{OnSynced, RenderObject, Scope, WatchSettings, WatchedResource};
+use crate::watch::{Decoded, OnSynced, RenderObject, Scope, WatchSettings, WatchedResource};
 
 /// Whether a family (by name, and whether it is opt-in) is exported.
 pub type FamilyPredicate = Arc<dyn Fn(&str, bool) -> bool + Send + Sync>;
@@ -32,9 +32,11 @@ pub struct StartedResource {
 }
 
 /// How to build a namespaced Api for a namespaced resource; `None` for cluster-scoped ones.
-type NamespacedApi<K> = Option<fn(Client, &str) -> Api<K>>;
+/// Built-in objects are watched as [`Decoded`], so one the model cannot hold is dropped
+/// loudly instead of failing its whole list.
+type NamespacedApi<K> = Option<fn(Client, &str) -> Api<Decoded<K>>>;
 
-fn namespaced<K>(client: Client, ns: &str) -> Api<K>
+fn namespaced<K>(client: Client, ns: &str) -> Api<Decoded<K>>
 where
     K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
 {
@@ -48,9 +50,12 @@ struct FamilyRenderer<K> {
     ctx: FamilyContext,
 }
 
-impl<K: Send + Sync> RenderObject<K> for FamilyRenderer<K> {
-    fn render(&self, obj: &K) -> Option<Vec<Vec<u8>>> {
-        Some(self.families.render(obj, &self.ctx, &self.enabled))
+impl<K: Send + Sync> RenderObject<Decoded<K>> for FamilyRenderer<K> {
+    fn render(&self, obj: &Decoded<K>) -> Result<Vec<Vec<u8>>, String> {
+        match obj {
+            Decoded::Object(k) => Ok(self.families.render(k, &self.ctx, &self.enabled)),
+            Decoded::Undecodable { error, .. } => Err(format!("cannot be decoded: {error}")),
+        }
     }
 }
 

@@ -11,6 +11,7 @@ pub struct Telemetry {
     list_total: CounterVec,
     watch_total: CounterVec,
     list_objects: GaugeVec,
+    dropped_objects: CounterVec,
     shard_ordinal: GaugeVec,
     total_shards: Gauge,
     pub scrape_duration: HistogramVec,
@@ -37,6 +38,33 @@ impl ConfigKind {
     }
 }
 
+/// `kube_state_metrics_build_info`: upstream's labels, so dashboards that read `version`
+/// keep working; what a Rust build cannot know (Go and client-go versions, VCS fields) is
+/// `unknown`, as upstream writes it when a build does not stamp it.
+fn build_info() -> Result<Gauge, prometheus::Error> {
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    let gauge = Gauge::with_opts(
+        Opts::new(
+            "kube_state_metrics_build_info",
+            "A metric with a constant '1' value labeled by version, revision, branch, goversion from which kube_state_metrics was built, and the goos and goarch for the build.",
+        )
+        .const_label("branch", "unknown")
+        .const_label("client_go_version", "unknown")
+        .const_label("goarch", arch)
+        .const_label("goos", std::env::consts::OS)
+        .const_label("goversion", "unknown")
+        .const_label("revision", "unknown")
+        .const_label("tags", "unknown")
+        .const_label("version", env!("CARGO_PKG_VERSION")),
+    )?;
+    gauge.set(1.0);
+    Ok(gauge)
+}
+
 impl Telemetry {
     pub fn new() -> Result<Self, prometheus::Error> {
         let registry = Registry::new();
@@ -58,6 +86,14 @@ impl Telemetry {
             Opts::new(
                 "kube_state_metrics_list_objects",
                 "Number of resources listed in kube-state-metrics",
+            ),
+            &["resource"],
+        )?;
+        // Not in upstream, which can decode every object it is sent (see watch::Decoded).
+        let dropped_objects = CounterVec::new(
+            Opts::new(
+                "kube_state_metrics_dropped_objects_total",
+                "Number of objects received but not exported because they could not be decoded or rendered; each is also logged.",
             ),
             &["resource"],
         )?;
@@ -102,12 +138,14 @@ impl Telemetry {
             ),
             config_labels,
         )?;
+        registry.register(Box::new(build_info()?))?;
         registry.register(Box::new(config_hash.clone()))?;
         registry.register(Box::new(config_reload_successful.clone()))?;
         registry.register(Box::new(config_reload_success_time.clone()))?;
         registry.register(Box::new(list_total.clone()))?;
         registry.register(Box::new(watch_total.clone()))?;
         registry.register(Box::new(list_objects.clone()))?;
+        registry.register(Box::new(dropped_objects.clone()))?;
         registry.register(Box::new(shard_ordinal.clone()))?;
         registry.register(Box::new(total_shards.clone()))?;
         registry.register(Box::new(scrape_duration.clone()))?;
@@ -116,6 +154,7 @@ impl Telemetry {
             list_total,
             watch_total,
             list_objects,
+            dropped_objects,
             shard_ordinal,
             total_shards,
             scrape_duration,
@@ -180,6 +219,11 @@ impl Telemetry {
             _ => &self.watch_total,
         };
         counter.with_label_values(&["error", resource]).inc();
+    }
+
+    /// An object was received but is not exported (logged where it happens).
+    pub fn object_dropped(&self, resource: &str) {
+        self.dropped_objects.with_label_values(&[resource]).inc();
     }
 
     /// Drops the object gauge of resources no longer watched (after a reload), so a

@@ -27,7 +27,7 @@ pub use labels::{
     escape_help_into, escape_label_value_into, kube_btree_labels_to_prometheus, kube_label_name,
     kube_labels_to_prometheus, sanitize_label_name,
 };
-pub use negotiate::negotiate;
+pub use negotiate::{Negotiated, negotiate};
 
 /// Errors from building exposition output.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

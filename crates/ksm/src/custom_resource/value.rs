@@ -66,22 +66,99 @@ fn string_to_float64(s: &str) -> Result<f64, ValueError> {
 }
 
 /// Go's `strconv.ParseFloat(s, 64)` for what can still reach it after the quantity
-/// parser (which takes every plain decimal): infinities and NaN. Hex floats and
-/// out-of-range values are reported as errors.
+/// parser (which takes every plain decimal): infinities and NaN, digits separated by
+/// underscores (`1_000`), and hexadecimal floats (`0x1p-2`, whose `p` exponent Go requires).
+/// Out-of-range values are reported as errors, as Go reports them with `ErrRange`.
 fn go_parse_float(s: &str) -> Option<f64> {
-    let unsigned = s.strip_prefix(['+', '-']).unwrap_or(s).to_ascii_lowercase();
-    if !matches!(unsigned.as_str(), "inf" | "infinity" | "nan") {
-        let v: f64 = s.parse().ok()?;
-        return v.is_finite().then_some(v);
+    let (negative, unsigned) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let lower = unsigned.to_ascii_lowercase();
+    let magnitude = match lower.as_str() {
+        "inf" | "infinity" => f64::INFINITY,
+        "nan" => return Some(f64::NAN),
+        _ => {
+            if lower.contains('_') && !go_underscores_ok(&lower) {
+                return None;
+            }
+            let digits = lower.replace('_', "");
+            let v = match digits.strip_prefix("0x") {
+                Some(hex) => parse_hex_float(hex)?,
+                None => digits.parse::<f64>().ok()?,
+            };
+            if !v.is_finite() {
+                return None;
+            }
+            v
+        }
+    };
+    Some(if negative { -magnitude } else { magnitude })
+}
+
+/// Go's `underscoreOK` (sign already removed): an underscore only between digits, or
+/// between a base prefix and a digit.
+fn go_underscores_ok(s: &str) -> bool {
+    let b = s.as_bytes();
+    let (mut i, mut saw, hex) =
+        if b.len() >= 2 && b[0] == b'0' && matches!(b[1], b'b' | b'o' | b'x') {
+            (2, b'0', b[1] == b'x')
+        } else {
+            (0, b'^', false)
+        };
+    while i < b.len() {
+        let c = b[i];
+        i += 1;
+        if c.is_ascii_digit() || (hex && (b'a'..=b'f').contains(&c)) {
+            saw = b'0';
+        } else if c == b'_' {
+            if saw != b'0' {
+                return false;
+            }
+            saw = b'_';
+        } else if saw == b'_' {
+            return false;
+        } else {
+            saw = b'!';
+        }
     }
-    if unsigned == "nan" {
-        return Some(f64::NAN);
+    saw != b'_'
+}
+
+/// The part of a Go hexadecimal float after `0x` (lower case, no underscores):
+/// hex digits with an optional point, then a mandatory `p` and a decimal exponent.
+fn parse_hex_float(s: &str) -> Option<f64> {
+    let (mantissa, exponent) = s.split_once('p')?;
+    let exponent: i32 = exponent.parse().ok()?;
+    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if int_part.is_empty() && frac_part.is_empty() {
+        return None;
     }
-    Some(if s.starts_with('-') {
-        f64::NEG_INFINITY
-    } else {
-        f64::INFINITY
-    })
+    // 30 hex digits fill 120 bits, more than an f64 keeps; later ones only scale.
+    let mut value: u128 = 0;
+    let mut scale: i64 = i64::from(exponent);
+    let mut kept = 0;
+    for (c, fractional) in int_part
+        .chars()
+        .map(|c| (c, false))
+        .chain(frac_part.chars().map(|c| (c, true)))
+    {
+        let digit = u128::from(c.to_digit(16)?);
+        if kept < 30 {
+            value = value * 16 + digit;
+            kept += 1;
+            if fractional {
+                scale -= 4;
+            }
+        } else if !fractional {
+            scale += 4;
+        }
+    }
+    let scale = i32::try_from(scale.clamp(-2000, 2000)).ok()?;
+    // One rounding (u128 to f64), then exact scaling by a power of two unless it
+    // leaves the normal range.
+    Some(value as f64 * 2f64.powi(scale))
 }
 
 /// Go's `time.Parse(time.RFC3339, s).Unix()`: `YYYY-MM-DDTHH:MM:SS[.frac](Z|±hh:mm)`,
@@ -269,7 +346,29 @@ mod tests {
         assert_eq!(f("-inf"), Ok(f64::NEG_INFINITY));
         assert_eq!(f("Infinity"), Ok(f64::INFINITY));
         assert!(f("NaN").unwrap().is_nan());
-        assert!(f("0x10").is_err());
+        assert!(f("0x10").is_err(), "Go requires the p exponent");
+    }
+
+    #[test]
+    fn go_float_syntax_underscores_and_hex() {
+        assert_eq!(f("1_000"), Ok(1000.0));
+        assert_eq!(f("-1_000.000_5"), Ok(-1000.0005));
+        assert_eq!(f("0x1p-2"), Ok(0.25));
+        assert_eq!(f("0X1.8P+1"), Ok(3.0));
+        assert_eq!(f("-0x_1p4"), Ok(-16.0));
+        assert_eq!(f("0x.8p0"), Ok(0.5));
+        for bad in [
+            "1__000",
+            "_1",
+            "1_",
+            "1_.5",
+            "0x1p",
+            "0xp1",
+            "0x1g1p0",
+            "0x1p99999",
+        ] {
+            assert!(f(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -293,14 +293,10 @@ fn compile(
 
 /// A custom object is rendered from its JSON form, which is what the path language reads.
 impl RenderObject<DynamicObject> for CompiledResource {
-    fn render(&self, obj: &DynamicObject) -> Option<Vec<Vec<u8>>> {
-        match serde_json::to_value(obj) {
-            Ok(value) => Some(CompiledResource::render(self, &value)),
-            Err(e) => {
-                tracing::warn!(gvk = %self.gvk, error = %e, "custom object not representable as JSON");
-                None
-            }
-        }
+    fn render(&self, obj: &DynamicObject) -> Result<Vec<Vec<u8>>, String> {
+        let value = serde_json::to_value(obj)
+            .map_err(|e| format!("{} object not representable as JSON: {e}", self.gvk))?;
+        Ok(CompiledResource::render(self, &value))
     }
 }
 

@@ -5,7 +5,7 @@ use ferrocrane_core::exposition::Metric;
 use ferrocrane_core::exposition::MetricType::Gauge;
 use k8s_openapi::api::coordination::v1::Lease;
 
-use super::util::GO_ZERO_TIME_UNIX;
+use super::util::{GO_ZERO_TIME_UNIX, micro_unix_seconds};
 use super::{FamilySpec, ResourceFamilies, Stability::*, sample};
 
 fn owner(l: &Lease) -> Vec<Metric> {
@@ -44,7 +44,7 @@ fn renew_time(l: &Lease) -> Vec<Metric> {
     l.spec
         .as_ref()
         .and_then(|s| s.renew_time.as_ref())
-        .map(|t| t.0.as_second())
+        .map(micro_unix_seconds)
         // Go's zero time (`metav1.MicroTime.IsZero`) reports nothing.
         .filter(|&s| s != GO_ZERO_TIME_UNIX)
         .map(|s| {
@@ -131,5 +131,18 @@ kube_lease_owner{lease="l",owner_kind="",owner_name="",namespace="kube-node-leas
             families().render_document(&l, &FamilyContext::default()),
             want
         );
+    }
+
+    #[test]
+    fn renew_times_floor_like_go_unix_before_the_epoch() {
+        let renew = |t: &str| {
+            let l = lease(serde_json::json!({
+                "metadata": { "name": "l", "namespace": "n" }, "spec": { "renewTime": t }
+            }));
+            renew_time(&l).first().map(|m| m.value)
+        };
+        assert_eq!(renew("1969-12-31T23:59:59.999999Z"), Some(-1.0));
+        assert_eq!(renew("1969-12-31T23:59:58.000000Z"), Some(-2.0));
+        assert_eq!(renew("1970-01-01T00:00:00.999999Z"), Some(0.0));
     }
 }

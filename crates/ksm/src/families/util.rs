@@ -6,7 +6,7 @@ use ferrocrane_core::exposition::{Metric, kube_btree_labels_to_prometheus};
 use ferrocrane_core::quantity::Quantity;
 use k8s_openapi::api::admissionregistration::v1::{ParamRef, WebhookClientConfig};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as KubeQuantity;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time};
 
 use super::{FamilyContext, KeyAllowlist};
 
@@ -16,7 +16,22 @@ pub fn bool_f64(b: bool) -> f64 {
 
 /// Seconds since the epoch, as kube-state-metrics reports times (`float64(t.Unix())`).
 pub fn unix_seconds(t: &Time) -> f64 {
-    t.0.as_second() as f64
+    go_unix_of(t.0.as_second(), t.0.subsec_nanosecond()) as f64
+}
+
+/// Go's `t.Unix()` of a `metav1.MicroTime` (Lease times keep microseconds).
+pub fn micro_unix_seconds(t: &MicroTime) -> i64 {
+    go_unix_of(t.0.as_second(), t.0.subsec_nanosecond())
+}
+
+/// Go's `Unix()` floors (1969-12-31T23:59:59.5Z is -1); `as_second` truncates toward zero
+/// and carries a negative fraction before the epoch.
+fn go_unix_of(truncated: i64, subsec_nanos: i32) -> i64 {
+    if subsec_nanos < 0 {
+        truncated - 1
+    } else {
+        truncated
+    }
 }
 
 /// `kube_*_created`: only when the object has a creation timestamp.
@@ -123,7 +138,7 @@ pub fn go_unix(t: Option<&Time>) -> f64 {
 
 /// A set time that is not Go's zero time (`!t.IsZero()`), in seconds.
 pub fn non_zero_seconds(t: Option<&Time>) -> Option<i64> {
-    t.map(|t| t.0.as_second())
+    t.map(|t| go_unix_of(t.0.as_second(), t.0.subsec_nanosecond()))
         .filter(|&s| s != GO_ZERO_TIME_UNIX)
 }
 

@@ -4,9 +4,11 @@
 //! bytes are kept, so managedFields and everything families do not read cost nothing after
 //! the event.
 
+mod decoded;
 mod list;
 mod targets;
 
+pub use decoded::Decoded;
 pub use list::{ListBudget, ListSettings};
 pub use targets::{NamespacePlan, Scope, WatchTarget};
 
@@ -30,10 +32,11 @@ pub trait ObjectOwnership: Send + Sync {
 }
 
 /// Turns one object into its store lines (one entry per enabled family): what differs
-/// between built-in families and a custom resource configuration. `None` when the object
-/// cannot be rendered; the store then keeps what it had for it.
+/// between built-in families and a custom resource configuration. An error when the object
+/// cannot be rendered (it could not be decoded, say): the loop then drops what the store
+/// had for it, logs why and counts it, rather than keep an old version.
 pub trait RenderObject<K>: Send + Sync {
-    fn render(&self, obj: &K) -> Option<Vec<Vec<u8>>>;
+    fn render(&self, obj: &K) -> Result<Vec<Vec<u8>>, String>;
 }
 
 /// Called once per watcher, when its first list has been applied.
@@ -145,8 +148,13 @@ pub(crate) async fn apply_events<K>(
         if !ownership.owns(uid) {
             return;
         }
-        if let Some(lines) = render.render(obj) {
-            store.upsert(uid, lines);
+        match render.render(obj) {
+            Ok(lines) => store.upsert(uid, lines),
+            Err(error) => {
+                store.remove(uid);
+                telemetry.object_dropped(resource);
+                tracing::error!(resource, name = %obj.name_any(), namespace = obj.meta().namespace.as_deref().unwrap_or(""), %error, "object dropped: it cannot be rendered");
+            }
         }
         if let Some(listed) = listed {
             listed.insert(uid.to_string());

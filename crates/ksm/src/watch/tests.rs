@@ -12,9 +12,12 @@ use crate::sharding::Sharding;
 struct OnePerObject;
 
 impl RenderObject<ConfigMap> for OnePerObject {
-    fn render(&self, obj: &ConfigMap) -> Option<Vec<Vec<u8>>> {
+    fn render(&self, obj: &ConfigMap) -> Result<Vec<Vec<u8>>, String> {
         let name = obj.metadata.name.clone().unwrap_or_default();
-        Some(vec![format!("x{{name=\"{name}\"}} 1\n").into_bytes()])
+        if name == "unrenderable" {
+            return Err("refused".into());
+        }
+        Ok(vec![format!("x{{name=\"{name}\"}} 1\n").into_bytes()])
     }
 }
 
@@ -146,4 +149,19 @@ async fn the_object_limit_counts_each_list_and_sharding_skips_foreign_uids() {
     let owned = uids.iter().filter(|u| shard.owns(u)).count();
     assert!(owned > 0 && owned < uids.len());
     assert_eq!(sharded.store.len(), owned);
+}
+
+#[tokio::test]
+async fn an_object_that_cannot_be_rendered_is_dropped_and_counted_not_kept_stale() {
+    let mut events = listed(vec![cm("a", "1"), cm("b", "2"), cm("unrenderable", "3")]);
+    // "a" comes back in a form the renderer refuses: its old lines must go.
+    events.push(Ok(Event::Apply(cm("unrenderable", "1"))));
+    let r = run(events, ALL, ListSettings::default()).await;
+    let text = scrape(&r.store);
+    assert!(text.contains("x{name=\"b\"} 1"), "{text}");
+    assert!(!text.contains("name=\"a\""), "{text}");
+    assert_eq!(r.store.len(), 1, "{text}");
+    let t = r.telemetry.exposition();
+    let line = "kube_state_metrics_dropped_objects_total{resource=\"configmaps\"} 2";
+    assert!(t.contains(line), "missing {line} in\n{t}");
 }
