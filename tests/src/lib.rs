@@ -9,12 +9,15 @@
 
 mod adapter;
 mod cluster;
+mod corpus;
 mod exporter;
+pub mod exposition;
 mod helm;
 mod history;
 mod kwok;
 pub mod layout;
 mod namespace;
+mod originals;
 mod pods;
 mod process;
 mod prometheus;
@@ -26,6 +29,7 @@ pub use adapter::{
     adapter_https_client_resolving,
 };
 pub use cluster::{Cluster, ClusterEnv, Kubectl};
+pub use corpus::{CORPUS_LABEL, Corpus};
 pub use exporter::Exporter;
 pub use helm::{ClusterLock, Helm, METRICS_APISERVICES_LOCK, Manifest};
 pub use history::HistoryPrometheus;

@@ -51,10 +51,18 @@ impl ServiceProcess {
         args: &[String],
         env: &[(&str, &str)],
     ) -> Result<Self> {
-        let bin = binary(binary_name)?;
-        let log =
-            std::env::temp_dir().join(format!("ferrocrane-{binary_name}-{}.log", random_suffix()));
-        let child = Command::new(&bin)
+        Self::start_program(binary_name, &binary(binary_name)?, args, env)
+    }
+
+    /// Runs the executable at `bin` (a Go original, say), named `name` in logs and errors.
+    pub fn start_program(
+        name: &str,
+        bin: &std::path::Path,
+        args: &[String],
+        env: &[(&str, &str)],
+    ) -> Result<Self> {
+        let log = std::env::temp_dir().join(format!("ferrocrane-{name}-{}.log", random_suffix()));
+        let child = Command::new(bin)
             .args(args)
             .envs(env.iter().copied())
             .stdin(Stdio::null())
@@ -63,7 +71,7 @@ impl ServiceProcess {
             .spawn()
             .with_context(|| format!("starting {}", bin.display()))?;
         Ok(Self {
-            name: binary_name.to_string(),
+            name: name.to_string(),
             child,
             log,
         })

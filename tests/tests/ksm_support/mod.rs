@@ -7,7 +7,9 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use anyhow::Result;
-use ferrocrane_e2e::{Cluster, Kubectl, ServiceProcess, http_client, two_ports, wait_until};
+use ferrocrane_e2e::{
+    Cluster, Kubectl, ServiceProcess, binary, http_client, two_ports, wait_until,
+};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, PostParams};
 
@@ -19,6 +21,17 @@ pub struct Ksm {
 
 /// Starts ksm on two free loopback ports and waits for /readyz on the telemetry port.
 pub async fn start_ksm(cluster: &Cluster, extra: &[String]) -> Result<Ksm> {
+    start_exporter(cluster, "ksm", &binary("ksm")?, extra).await
+}
+
+/// Starts the executable at `bin` with ksm's flags (the Go kube-state-metrics takes the same
+/// ones and also serves /readyz on its telemetry port), as [`start_ksm`] does.
+pub async fn start_exporter(
+    cluster: &Cluster,
+    name: &str,
+    bin: &std::path::Path,
+    extra: &[String],
+) -> Result<Ksm> {
     let (port, telemetry_port) = two_ports()?;
     let mut args = vec![
         format!("--kubeconfig={}", cluster.kubeconfig()?.display()),
@@ -28,7 +41,7 @@ pub async fn start_ksm(cluster: &Cluster, extra: &[String]) -> Result<Ksm> {
         format!("--telemetry-port={telemetry_port}"),
     ];
     args.extend_from_slice(extra);
-    let mut process = ServiceProcess::start("ksm", &args)?;
+    let mut process = ServiceProcess::start_program(name, bin, &args, &[])?;
     let telemetry = format!("127.0.0.1:{telemetry_port}");
     process
         .wait_ready(
@@ -206,6 +219,23 @@ impl Drop for TestCrd {
 /// The custom resource state configuration the tests use for [`TestCrd`]: a Gauge, a
 /// StateSet and an Info family, named with `prefix`.
 pub fn widget_crs_config(group: &str, gauge_name: &str) -> String {
+    widget_crs_config_with(
+        group,
+        &widget_gauge(gauge_name, "Desired widgets.", "[spec, replicas]", ""),
+    )
+}
+
+/// One Gauge metric of a configuration, for [`widget_crs_config_with`]: `path` is a YAML
+/// list, `extra` more YAML lines under `gauge:` (indented by ten spaces).
+pub fn widget_gauge(name: &str, help: &str, path: &str, extra: &str) -> String {
+    format!(
+        "    - name: {name}\n      help: {help:?}\n      each:\n        type: Gauge\n        gauge:\n          path: {path}\n{extra}"
+    )
+}
+
+/// A configuration for [`TestCrd`] with these metrics (YAML list items), then the
+/// `widget_phase` StateSet and the `widget_owner` Info.
+pub fn widget_crs_config_with(group: &str, metrics: &str) -> String {
     format!(
         r#"kind: CustomResourceStateMetrics
 spec:
@@ -218,13 +248,7 @@ spec:
       name: [metadata, name]
       namespace: [metadata, namespace]
     metrics:
-    - name: {gauge_name}
-      help: Desired widgets.
-      each:
-        type: Gauge
-        gauge:
-          path: [spec, replicas]
-    - name: widget_phase
+{metrics}    - name: widget_phase
       help: Widget phase.
       each:
         type: StateSet
