@@ -160,6 +160,7 @@ pub async fn serve_adapter(args: Args) -> anyhow::Result<()> {
         .clone()
         .context("no metrics discovery configuration file specified (make sure to use --config)")?;
     let registry = prometheus::Registry::new();
+    registry.register(Box::new(ferrocrane_core::process::ProcessMetrics::new()?))?;
     let scratch = std::env::temp_dir().join(format!("metrics-adapter-{}", std::process::id()));
 
     let mut prom_config = args.prometheus.client_config(&scratch)?;

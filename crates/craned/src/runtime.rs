@@ -111,6 +111,9 @@ async fn run_oom_recorder(
 /// Runs the manager until SIGTERM/SIGINT.
 pub async fn run(settings: Settings) -> Result<()> {
     let registry = prometheus::Registry::new();
+    registry
+        .register(Box::new(ferrocrane_core::process::ProcessMetrics::new()?))
+        .context("registering metrics")?;
     let metrics = Arc::new(CraneMetrics::new(registry.clone()).context("registering metrics")?);
     let reconcile_metrics = ReconcileMetrics::new(&registry, controller::METRIC_LABELS)
         .context("registering metrics")?;

@@ -139,6 +139,7 @@ impl Telemetry {
             config_labels,
         )?;
         registry.register(Box::new(build_info()?))?;
+        registry.register(Box::new(ferrocrane_core::process::ProcessMetrics::new()?))?;
         registry.register(Box::new(config_hash.clone()))?;
         registry.register(Box::new(config_reload_successful.clone()))?;
         registry.register(Box::new(config_reload_success_time.clone()))?;

@@ -1,13 +1,16 @@
 //! What every binary does once per process: logging, allocator tuning and the async runtime
-//! at start, and one line on standard error with a non-zero exit code when it fails.
+//! at start, one line on standard error with a non-zero exit code when it fails, and the
+//! `process_*` self-metrics.
 
 mod allocator;
 mod logging;
+mod metrics;
 
 use std::fmt::Display;
 use std::process::ExitCode;
 
 pub use logging::{LogArgs, LogFormat, init_tracing, log_filter};
+pub use metrics::ProcessMetrics;
 
 /// Why a process could not start.
 #[derive(Debug, thiserror::Error)]
