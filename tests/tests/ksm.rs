@@ -127,8 +127,9 @@ async fn prometheus_sees_objects_come_change_and_go() -> Result<()> {
         .text()
         .await?;
     assert!(
-        telemetry
-            .contains("kube_state_metrics_list_total{resource=\"configmaps\",result=\"success\"}"),
+        telemetry.contains(
+            "kube_state_metrics_list_total{resource=\"*v1.ConfigMap\",result=\"success\"}"
+        ),
         "{telemetry}"
     );
     assert!(

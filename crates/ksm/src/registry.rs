@@ -59,6 +59,19 @@ impl<K: Send + Sync> RenderObject<Decoded<K>> for FamilyRenderer<K> {
     }
 }
 
+/// How upstream names a resource in its self-metrics: the Go type of its objects
+/// (`%T` of `*v1.Pod`, `*v2.HorizontalPodAutoscaler`).
+fn go_type_name<K: Resource<DynamicType = ()>>() -> String {
+    format!("*{}.{}", K::version(&()), K::kind(&()))
+}
+
+/// [`go_type_name`] of the objects a families module renders.
+fn go_type_name_of<K: Resource<DynamicType = ()>>(
+    _families: fn() -> ResourceFamilies<K>,
+) -> String {
+    go_type_name::<K>()
+}
+
 fn start_typed<K>(
     families: ResourceFamilies<K>,
     scope: NamespacedApi<K>,
@@ -77,6 +90,7 @@ where
             None => Scope::Cluster,
         },
         field_selector: plan.field_selector.clone(),
+        telemetry_label: go_type_name::<K>(),
         render: Arc::new(FamilyRenderer {
             families,
             enabled,
@@ -110,6 +124,7 @@ pub struct ResourceKind {
     /// The module of its families, which is upstream's resource name (`pod`, `ingressclass`).
     pub module: &'static str,
     families: fn() -> Vec<FamilyMeta>,
+    telemetry_label: fn() -> String,
     start: fn(&ResourcePlan) -> StartedResource,
 }
 
@@ -117,6 +132,11 @@ impl ResourceKind {
     /// The metadata of every family of this resource, in registration order.
     pub fn families(&self) -> Vec<FamilyMeta> {
         (self.families)()
+    }
+
+    /// The `resource` label of its self-metrics (`*v1.Pod`), as upstream writes it.
+    pub fn telemetry_label(&self) -> String {
+        (self.telemetry_label)()
     }
 }
 
@@ -140,6 +160,7 @@ macro_rules! resources {
             scope: Scope::$scope,
             module: stringify!($module),
             families: || families::$module::families().metadata(stringify!($module)),
+            telemetry_label: || go_type_name_of(families::$module::families),
             start: |plan| resources!(@start $scope, $module, plan),
         }),*];
     };
@@ -282,5 +303,12 @@ mod tests {
             Some(Scope::Cluster)
         );
         assert!(resource_kind("widgets").is_none());
+        let label = |name: &str| resource_kind(name).map(ResourceKind::telemetry_label);
+        assert_eq!(label("configmaps").as_deref(), Some("*v1.ConfigMap"));
+        assert_eq!(
+            label("horizontalpodautoscalers").as_deref(),
+            Some("*v2.HorizontalPodAutoscaler")
+        );
+        assert_eq!(label("endpoints").as_deref(), Some("*v1.Endpoints"));
     }
 }

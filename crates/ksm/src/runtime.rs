@@ -319,7 +319,14 @@ async fn follow_specs(
         let dropped = engine.serving.resources_not_in(&next.serving);
         // Dropping the old engine stops its watchers; then their object gauges can go.
         engine = next;
-        telemetry.forget_resources(dropped);
+        let labels: Vec<String> = dropped
+            .iter()
+            .map(|name| match crate::registry::resource_kind(name) {
+                Some(kind) => kind.telemetry_label(),
+                None => (*name).to_string(),
+            })
+            .collect();
+        telemetry.forget_resources(labels.iter().map(String::as_str));
         tracing::info!("configuration applied");
     }
     // The spec source ended (shutdown); keep the engine until the process stops.

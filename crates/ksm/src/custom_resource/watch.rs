@@ -228,6 +228,7 @@ impl Supervisor {
                     // a CRD rejects unless it declares that field selectable; it is the pods'.
                     field_selector: None,
                     render: compiled,
+                    telemetry_label: r.plural.clone(),
                     store,
                 };
                 let ar = r.api_resource();
@@ -536,6 +537,7 @@ mod tests {
         let wc = WatchContext {
             render: compiled,
             store: store.clone(),
+            telemetry_label: "foos".into(),
             ownership: Arc::new(Sharding { shard: 0, total: 1 }),
             telemetry: telemetry.clone(),
             list: ListSettings::default(),

@@ -61,9 +61,13 @@ pub struct WatchedResource<K> {
     /// ANDed to every list/watch of this resource (the pods' `spec.nodeName` selector).
     pub field_selector: Option<String>,
     pub render: Arc<dyn RenderObject<K>>,
-    /// Its `resource()` (the `--resources` name or a custom resource's plural) is also the
-    /// `resource` label of the telemetry, as in `?resources=`.
+    /// Its `resource()` is the `--resources` name or a custom resource's plural, as in
+    /// `?resources=`.
     pub store: Arc<MetricsStore>,
+    /// The `resource` label of its self-metrics: upstream's Go type (`*v1.Pod`) for a
+    /// built-in, the plural for a custom resource (upstream's `*unstructured.Unstructured`
+    /// cannot tell two CRDs apart).
+    pub telemetry_label: String,
 }
 
 impl WatchSettings {
@@ -89,6 +93,7 @@ impl WatchSettings {
                 let wc = WatchContext {
                     render: resource.render.clone(),
                     store: resource.store.clone(),
+                    telemetry_label: resource.telemetry_label.clone(),
                     ownership: self.ownership.clone(),
                     telemetry: self.telemetry.clone(),
                     list: self.list,
@@ -105,6 +110,8 @@ impl WatchSettings {
 pub struct WatchContext<K> {
     pub render: Arc<dyn RenderObject<K>>,
     pub store: Arc<MetricsStore>,
+    /// See [`WatchedResource::telemetry_label`].
+    pub telemetry_label: String,
     pub ownership: Arc<dyn ObjectOwnership>,
     pub telemetry: Telemetry,
     pub list: ListSettings,
@@ -132,12 +139,14 @@ pub(crate) async fn apply_events<K>(
     let WatchContext {
         render,
         store,
+        telemetry_label,
         ownership,
         telemetry,
         list,
         on_synced,
     } = wc;
     let resource = store.resource();
+    let label = telemetry_label.as_str();
     let mut budget = list.budget();
     let mut on_synced = Some(on_synced);
     let mut listed: HashSet<String> = HashSet::new();
@@ -152,7 +161,7 @@ pub(crate) async fn apply_events<K>(
             Ok(lines) => store.upsert(uid, lines),
             Err(error) => {
                 store.remove(uid);
-                telemetry.object_dropped(resource);
+                telemetry.object_dropped(label);
                 tracing::error!(resource, name = %obj.name_any(), namespace = obj.meta().namespace.as_deref().unwrap_or(""), %error, "object dropped: it cannot be rendered");
             }
         }
@@ -176,28 +185,28 @@ pub(crate) async fn apply_events<K>(
                 // Whatever was not in this list was deleted while we were not watching.
                 store.retain(&listed);
                 listed = HashSet::new();
-                telemetry.list_succeeded(resource);
+                telemetry.list_succeeded(label);
                 if let Some(f) = on_synced.take() {
                     f();
                 }
             }
             Ok(Event::Apply(obj)) => {
-                telemetry.watch_succeeded(resource);
+                telemetry.watch_succeeded(label);
                 apply(&obj, None)
             }
             Ok(Event::Delete(obj)) => {
-                telemetry.watch_succeeded(resource);
+                telemetry.watch_succeeded(label);
                 if let Some(uid) = obj.meta().uid.as_deref() {
                     store.remove(uid);
                 }
                 tracing::trace!(resource, name = %obj.name_any(), "deleted");
             }
             Err(e) => {
-                telemetry.watch_failed(resource, &e);
+                telemetry.watch_failed(label, &e);
                 tracing::warn!(resource, error = %e, "watch failed; retrying with backoff");
             }
         }
-        telemetry.set_objects(resource, store.len());
+        telemetry.set_objects(label, store.len());
     }
 }
 

@@ -82,6 +82,7 @@ async fn run(
     let wc = WatchContext {
         render: Arc::new(OnePerObject),
         store: store.clone(),
+        telemetry_label: "configmaps".into(),
         ownership: Arc::new(ownership),
         telemetry: telemetry.clone(),
         list,
