@@ -41,6 +41,16 @@ const DOCUMENTED: &[Documented] = &[
     },
     // The telemetry port.
     Documented {
+        family: "kube_state_metrics_watch_total",
+        line_contains: Some("resource=\"widgets\""),
+        doc: "carry the resource's plural in `resource` (`widgets`)",
+    },
+    Documented {
+        family: "kube_state_metrics_watch_total",
+        line_contains: Some("resource=\"*unstructured.Unstructured\""),
+        doc: "carry the resource's plural in `resource` (`widgets`)",
+    },
+    Documented {
         family: "go_*",
         line_contains: None,
         doc: "no `go_*` families",
@@ -95,6 +105,15 @@ fn every_documented_difference_is_in_the_migration_guide() -> Result<()> {
 
 const TEXT: &str = "text/plain; version=0.0.4";
 const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0";
+/// What Prometheus 3 sends by default (UTF-8 names allowed, OpenMetrics preferred).
+const PROMETHEUS_3: &str = "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,application/openmetrics-text;version=0.0.1;q=0.5,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2";
+/// The formats compared: text, OpenMetrics by version, and Prometheus 3's negotiation.
+const FORMATS: [(&str, &str); 4] = [
+    ("text", TEXT),
+    ("OpenMetrics", OPENMETRICS),
+    ("OpenMetrics 0.0.1", "application/openmetrics-text"),
+    ("Prometheus 3 Accept", PROMETHEUS_3),
+];
 
 /// Both exporters' flags, the same for each except where they listen.
 fn shared_flags(namespace: &str, crs_config: &std::path::Path) -> Vec<String> {
@@ -227,9 +246,23 @@ async fn round(ours: &str, theirs: &str, accept: &str) -> Result<Round> {
 /// requests, so they are not compared).
 async fn telemetry_differences(ours: &str, theirs: &str) -> Result<Round> {
     let (o, t) = tokio::join!(scrape_as(ours, TEXT), scrape_as(theirs, TEXT));
+    // Values count this process' own requests; only which resources the watch counter
+    // names (its `resource` labels) is compared besides the headers.
     let headers_only = |text: &str| {
         let mut f = families(text);
-        f.values_mut().for_each(|f| f.samples.clear());
+        for (name, family) in f.iter_mut() {
+            family.samples = if name == "kube_state_metrics_watch_total" {
+                let resources: BTreeSet<String> = family
+                    .samples
+                    .iter()
+                    .filter_map(|l| l.split("resource=\"").nth(1)?.split('"').next())
+                    .map(|r| format!("resource=\"{r}\""))
+                    .collect();
+                resources.into_iter().collect()
+            } else {
+                Vec::new()
+            };
+        }
         f
     };
     let (ours, theirs) = (headers_only(&o?.1), headers_only(&t?.1));
@@ -320,7 +353,7 @@ async fn ksm_answers_like_kube_state_metrics_on_the_corpus() -> Result<()> {
     let listed: Ksm = start_ksm(cluster, &flags).await?;
 
     for (ours, started) in [(&listed, "after"), (&watched, "before")] {
-        for (format, accept) in [("text", TEXT), ("OpenMetrics", OPENMETRICS)] {
+        for (format, accept) in FORMATS {
             let round = settled_differences(&ours.metrics, &original.metrics, accept).await?;
             original.process.ensure_running()?;
             let what = format!("{format}, ksm started {started} the corpus existed");

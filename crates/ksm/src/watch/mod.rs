@@ -186,16 +186,15 @@ pub(crate) async fn apply_events<K>(
                 store.retain(&listed);
                 listed = HashSet::new();
                 telemetry.list_succeeded(label);
+                // The watch starts here: upstream counts watch calls, not the events they
+                // bring (a resource that never changes still has its watch counted).
+                telemetry.watch_succeeded(label);
                 if let Some(f) = on_synced.take() {
                     f();
                 }
             }
-            Ok(Event::Apply(obj)) => {
-                telemetry.watch_succeeded(label);
-                apply(&obj, None)
-            }
+            Ok(Event::Apply(obj)) => apply(&obj, None),
             Ok(Event::Delete(obj)) => {
-                telemetry.watch_succeeded(label);
                 if let Some(uid) = obj.meta().uid.as_deref() {
                     store.remove(uid);
                 }
