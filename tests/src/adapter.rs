@@ -59,12 +59,9 @@ impl Drop for MetricsAdapter {
             .iter()
             .map(|(v, g)| format!("{v}.{g}"))
             .collect();
-        let mut cmd = self.kubectl.command();
-        cmd.args(["delete", "apiservice", "--ignore-not-found", "--wait=false"])
-            .args(&names)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null());
-        let _ = cmd.status();
+        let mut args = vec!["apiservice"];
+        args.extend(names.iter().map(String::as_str));
+        self.kubectl.delete_without_waiting(&args);
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

@@ -138,6 +138,20 @@ impl Kubectl {
         cmd.env("KUBECONFIG", &self.kubeconfig);
         cmd
     }
+
+    /// `kubectl delete ARGS --ignore-not-found --wait=false`, its outcome ignored: what a
+    /// test guard's destructor runs (it cannot await, and deletion is asynchronous anyway).
+    pub fn delete_without_waiting(&self, args: &[&str]) {
+        let _ = self
+            .command()
+            .arg("delete")
+            .args(args)
+            .args(["--ignore-not-found", "--wait=false"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
 }
 
 /// Stops a cluster this process started once the process is gone, whatever way it ends:

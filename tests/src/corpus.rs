@@ -16,7 +16,7 @@ use crate::cluster::{Cluster, Kubectl};
 use crate::helm::Manifest;
 use crate::process::repo_root;
 
-/// The label every cluster-scoped corpus object carries, with the namespace as its value, so
+/// The label every corpus object carries, with the namespace as its value, so
 /// what one run created can be deleted (and never collides with another run's).
 pub const CORPUS_LABEL: &str = "e2e.ferrocrane.io/corpus";
 
@@ -94,25 +94,15 @@ impl Drop for Corpus {
             .cloned()
             .collect::<Vec<_>>()
             .join(",");
-        let _ = self
-            .kubectl
-            .command()
-            .args([
-                "delete",
-                &kinds,
-                "-l",
-                &format!("{CORPUS_LABEL}={}", self.namespace),
-                "--wait=false",
-            ])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status();
+        let selector = format!("{CORPUS_LABEL}={}", self.namespace);
+        self.kubectl
+            .delete_without_waiting(&[&kinds, "-l", &selector]);
     }
 }
 
-/// The corpus file's objects with `__NS__` replaced; every cluster-scoped object is labelled
-/// with [`CORPUS_LABEL`] here so the file need not repeat it.
+/// The corpus file's objects with `__NS__` replaced; every object is labelled
+/// with [`CORPUS_LABEL`] here (what cleanup selects cluster-scoped ones by), so the file need not
+/// repeat it.
 fn read(path: &Path, namespace: &str) -> Result<Vec<Value>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("reading the corpus {}", path.display()))?;

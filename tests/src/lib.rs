@@ -22,6 +22,7 @@ mod pods;
 mod process;
 mod prometheus;
 mod service;
+mod top;
 mod wait;
 
 pub use adapter::{
@@ -39,4 +40,5 @@ pub use pods::{patch_pod_status, running_status};
 pub use process::{free_port, http_client, repo_root};
 pub use prometheus::{PrometheusHandle, Sample, ScrapeTarget};
 pub use service::{ServiceProcess, binary, two_ports};
+pub use top::{mebibytes, millicores, top_rows};
 pub use wait::wait_until;

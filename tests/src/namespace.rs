@@ -1,7 +1,5 @@
 //! A namespace per test, so tests run in parallel without seeing each other's objects.
 
-use std::process::Stdio;
-
 use anyhow::Result;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{ObjectMeta, PostParams};
@@ -47,18 +45,7 @@ impl Drop for TestNamespace {
     /// Deletion is asynchronous in Kubernetes anyway; the test need not wait for it,
     /// and a destructor cannot await, so hand it to kubectl without waiting.
     fn drop(&mut self) {
-        let _ = self
-            .kubectl
-            .command()
-            .args([
-                "delete",
-                "namespace",
-                &self.name,
-                "--wait=false",
-                "--ignore-not-found",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+        self.kubectl
+            .delete_without_waiting(&["namespace", &self.name]);
     }
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail, ensure};
 use ferrocrane_e2e::{
     Cluster, ClusterLock, KWOK_USAGE_CPU, KWOK_USAGE_MEMORY, METRICS_APISERVICES_LOCK,
-    MetricsAdapter, wait_until,
+    MetricsAdapter, mebibytes, millicores, top_rows, wait_until,
 };
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
@@ -42,30 +42,6 @@ async fn kubectl(cluster: &Cluster, args: &[&str]) -> Result<(String, String)> {
         bail!("kubectl {} failed: {stderr}", args.join(" "));
     }
     Ok((String::from_utf8_lossy(&out.stdout).into_owned(), stderr))
-}
-
-/// `kubectl top` rows keyed by the first column, the header dropped.
-fn rows(table: &str) -> BTreeMap<String, Vec<String>> {
-    table
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            let mut cols = l.split_whitespace().map(str::to_owned);
-            Some((cols.next()?, cols.collect()))
-        })
-        .collect()
-}
-
-/// `250m` → 250, `2` → 2000 (kubectl prints millicores).
-fn millicores(s: &str) -> Option<f64> {
-    match s.strip_suffix('m') {
-        Some(m) => m.parse().ok(),
-        None => s.parse::<f64>().ok().map(|c| c * 1000.0),
-    }
-}
-
-fn mebibytes(s: &str) -> Option<f64> {
-    s.strip_suffix("Mi")?.parse().ok()
 }
 
 /// A pod list's items as name → containers (name → usage), timestamps left out.
@@ -121,7 +97,7 @@ async fn kubectl_top_reads_metrics_v1_from_kwok_usage() -> Result<()> {
             let Ok((out, _)) = kubectl(cluster, &["top", "pods", "-n", &n]).await else {
                 return Ok(None);
             };
-            let rows = rows(&out);
+            let rows = top_rows(&out);
             let settled = rows.len() == 2
                 && rows.values().all(|cols| {
                     cols.first()
@@ -184,7 +160,7 @@ async fn kubectl_top_reads_metrics_v1_from_kwok_usage() -> Result<()> {
 
     // Nodes: every kwok Node is listed, the ones running these pods with their usage.
     let (out, _) = kubectl(cluster, &["top", "nodes"]).await?;
-    let nodes = rows(&out);
+    let nodes = top_rows(&out);
     for node in cluster.kwok_nodes()? {
         let cols = nodes
             .get(&node)

@@ -6,13 +6,12 @@
 //! The adapter is the real `metrics-adapter` binary with `config/adapter/default-config.yaml`,
 //! registered as the suite's APIServices under the harness' lock for their names.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail, ensure};
 use ferrocrane_e2e::{
-    Cluster, ClusterLock, Exporter, METRICS_APISERVICES_LOCK, MetricsAdapter, patch_pod_status,
-    repo_root, running_status, wait_until,
+    Cluster, ClusterLock, Exporter, METRICS_APISERVICES_LOCK, MetricsAdapter, mebibytes,
+    millicores, patch_pod_status, repo_root, running_status, top_rows, wait_until,
 };
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{Api, DeleteParams, PostParams};
@@ -37,30 +36,6 @@ async fn kubectl(cluster: &Cluster, args: &[&str]) -> Result<String> {
         );
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// `kubectl top` rows keyed by the first column, the header dropped.
-fn rows(table: &str) -> BTreeMap<String, Vec<String>> {
-    table
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            let mut cols = l.split_whitespace().map(str::to_owned);
-            Some((cols.next()?, cols.collect()))
-        })
-        .collect()
-}
-
-/// `250m` → 250, `2` → 2000 (kubectl prints millicores).
-fn millicores(s: &str) -> Option<f64> {
-    match s.strip_suffix('m') {
-        Some(m) => m.parse().ok(),
-        None => s.parse::<f64>().ok().map(|c| c * 1000.0),
-    }
-}
-
-fn mebibytes(s: &str) -> Option<f64> {
-    s.strip_suffix("Mi")?.parse().ok()
 }
 
 fn near(got: f64, want: f64, tolerance: f64) -> bool {
@@ -189,7 +164,7 @@ async fn check(
         )
     })?;
     eprintln!("kubectl top pods -n {ns}:\n{top}");
-    let pods = rows(&top);
+    let pods = top_rows(&top);
     ensure!(
         pods.keys().map(String::as_str).collect::<Vec<_>>() == ["web-0", "web-1"],
         "kubectl top pods: only the Running pods, got:\n{top}"
@@ -218,7 +193,7 @@ async fn check(
     )
     .await?;
     eprintln!("kubectl top nodes:\n{top}");
-    let nodes = rows(&top);
+    let nodes = top_rows(&top);
     for (node, cpu_m, mem_mi) in [
         (&node_names[0], 1500.0, 2048.0),
         (&node_names[1], 100.0, 512.0),
@@ -353,7 +328,7 @@ async fn check(
         Duration::from_secs(30),
         || async {
             let top = kubectl(cluster, &["top", "pods", "-n", ns]).await?;
-            Ok((!rows(&top).contains_key("web-1")).then_some(()))
+            Ok((!top_rows(&top).contains_key("web-1")).then_some(()))
         },
     )
     .await?;

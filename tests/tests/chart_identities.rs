@@ -37,19 +37,11 @@ impl Drop for Identities {
             ("clusterrole,clusterrolebinding", None),
             ("rolebinding,role", Some("kube-system")),
         ] {
-            let mut cmd = self.kubectl.command();
-            cmd.args([
-                "delete",
-                kind,
-                "-l",
-                &selector,
-                "--ignore-not-found",
-                "--wait=false",
-            ]);
+            let mut args = vec![kind, "-l", &selector];
             if let Some(ns) = ns {
-                cmd.args(["-n", ns]);
+                args.extend(["-n", ns]);
             }
-            let _ = cmd.output();
+            self.kubectl.delete_without_waiting(&args);
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
@@ -599,16 +591,7 @@ struct RuleGuard {
 
 impl Drop for RuleGuard {
     fn drop(&mut self) {
-        let _ = self
-            .kubectl
-            .command()
-            .args([
-                "delete",
-                "recommendationrule",
-                &self.name,
-                "--ignore-not-found",
-                "--wait=false",
-            ])
-            .output();
+        self.kubectl
+            .delete_without_waiting(&["recommendationrule", &self.name]);
     }
 }

@@ -199,20 +199,7 @@ impl TestCrd {
 impl Drop for TestCrd {
     /// A destructor cannot await: hand the deletion to kubectl without waiting.
     fn drop(&mut self) {
-        let _ = self
-            .kubectl
-            .command()
-            .args([
-                "delete",
-                "crd",
-                &self.name(),
-                "--ignore-not-found",
-                "--wait=false",
-            ])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status();
+        self.kubectl.delete_without_waiting(&["crd", &self.name()]);
     }
 }
 
