@@ -839,7 +839,22 @@ async fn resource_recommendations_from_backfilled_history() -> Result<()> {
     )
     .await
     .with_context(|| format!("standby log:\n{}", standby.logs()))?;
-    assert!(standby.logs().contains("became leader"), "{new_holder}");
+    // The lease is written before the line is logged: wait for the line, do not race it.
+    wait_until(
+        "the standby logs that it became leader",
+        Duration::from_secs(10),
+        || {
+            let logged = standby.logs().contains("became leader");
+            async move { Ok(logged.then_some(())) }
+        },
+    )
+    .await
+    .with_context(|| {
+        format!(
+            "lease holder {new_holder}; standby log:\n{}",
+            standby.logs()
+        )
+    })?;
     next_round("standby", "a round by the new leader")
         .await
         .with_context(|| format!("standby log:\n{}", standby.logs()))?;
