@@ -766,9 +766,9 @@ async fn compare_config(
 
 fn indent(s: &str) -> String {
     let lines: Vec<&str> = s.lines().collect();
-    let shown: Vec<String> = lines.iter().take(40).map(|l| format!("    {l}")).collect();
-    let more = if lines.len() > 40 {
-        format!("\n    ... {} more lines", lines.len() - 40)
+    let shown: Vec<String> = lines.iter().take(400).map(|l| format!("    {l}")).collect();
+    let more = if lines.len() > 400 {
+        format!("\n    ... {} more lines", lines.len() - 400)
     } else {
         String::new()
     };

@@ -252,6 +252,7 @@ pub async fn serve_adapter(args: Args) -> anyhow::Result<()> {
             prometheus,
             lister,
             mapper,
+            secure_port: args.serving.secure_port,
         }))
         .layer(axum::middleware::from_fn_with_state(
             auth,

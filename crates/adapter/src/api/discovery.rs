@@ -5,7 +5,7 @@
 //! upstream drops a group whose rule list is empty. metrics.k8s.io is served only when
 //! `resourceRules` are configured: claiming it otherwise would break `kubectl top`.
 
-use super::types::{ApiGroup, ApiGroupList, ApiResource, GroupVersion};
+use super::types::{ApiGroup, ApiGroupList, ApiResource, GroupVersion, ServerAddressByClientCidr};
 use crate::registry::{CustomRegistry, ExternalRegistry};
 
 pub const CUSTOM_GROUP: &str = "custom.metrics.k8s.io";
@@ -38,17 +38,27 @@ pub fn group(name: &str, resource_metrics: bool, standalone: bool) -> Option<Api
         name: name.to_owned(),
         versions: vs.iter().map(|v| gv(name, v)).collect(),
         preferred_version: gv(name, vs[0]),
+        server_address_by_client_cidrs: Vec::new(),
     })
 }
 
 /// `/apis`.
-pub fn group_list(resource_metrics: bool) -> ApiGroupList {
+///
+/// Each group names where it is served from as Go's generic API server does: every client
+/// CIDR, the secure port with no host (`:443`).
+pub fn group_list(resource_metrics: bool, secure_port: u16) -> ApiGroupList {
     ApiGroupList {
         kind: "APIGroupList",
-        api_version: "v1",
         groups: [CUSTOM_GROUP, EXTERNAL_GROUP, RESOURCE_GROUP]
             .iter()
             .filter_map(|g| group(g, resource_metrics, false))
+            .map(|mut g| {
+                g.server_address_by_client_cidrs = vec![ServerAddressByClientCidr {
+                    client_cidr: "0.0.0.0/0",
+                    server_address: format!(":{secure_port}"),
+                }];
+                g
+            })
             .collect(),
     }
 }
@@ -110,7 +120,7 @@ mod tests {
 
     #[test]
     fn group_list_shape() {
-        let v = serde_json::to_value(group_list(true)).unwrap();
+        let v = serde_json::to_value(group_list(true, 443)).unwrap();
         assert_eq!(v["kind"], "APIGroupList");
         assert_eq!(v["groups"].as_array().unwrap().len(), 3);
         assert_eq!(
@@ -121,10 +131,11 @@ mod tests {
                     {"groupVersion": "custom.metrics.k8s.io/v1beta2", "version": "v1beta2"},
                     {"groupVersion": "custom.metrics.k8s.io/v1beta1", "version": "v1beta1"}
                 ],
-                "preferredVersion": {"groupVersion": "custom.metrics.k8s.io/v1beta2", "version": "v1beta2"}
+                "preferredVersion": {"groupVersion": "custom.metrics.k8s.io/v1beta2", "version": "v1beta2"},
+                "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ":443"}]
             })
         );
-        assert_eq!(group_list(false).groups.len(), 2);
+        assert_eq!(group_list(false, 443).groups.len(), 2);
         let g = serde_json::to_value(group(EXTERNAL_GROUP, false, true).unwrap()).unwrap();
         assert_eq!(g["kind"], "APIGroup");
         assert_eq!(g["apiVersion"], "v1");

@@ -59,7 +59,7 @@ impl ResourceMetricsState {
         // Without resourceRules upstream does not serve the group at all.
         self.queries
             .get()
-            .ok_or_else(|| Status::not_found("the server could not find the requested resource"))
+            .ok_or_else(Status::route_not_found)
     }
 
     /// One of the two queries for `names`, indexed by the object label.
