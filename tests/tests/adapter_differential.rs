@@ -95,7 +95,10 @@ fn drop_times(v: &mut Value) {
             for x in items.iter_mut() {
                 drop_times(x);
             }
-            items.sort_by_cached_key(|x| x.to_string());
+            // Lists of objects are sets here; lists of strings (table cells, paths) keep order.
+            if items.iter().all(Value::is_object) {
+                items.sort_by_cached_key(|x| x.to_string());
+            }
         }
         _ => {}
     }
@@ -174,7 +177,12 @@ fn history(world: &World, end: i64) -> String {
         (other, "other-0", "app", 0.001, 1.0),
     ] {
         let labels = format!(r#"namespace="{n}",pod="{pod}",container="{container}""#);
-        add("container_cpu_usage_seconds_total", labels.clone(), 1e3, cpu);
+        add(
+            "container_cpu_usage_seconds_total",
+            labels.clone(),
+            1e3,
+            cpu,
+        );
         add(
             "container_memory_working_set_bytes",
             labels,
@@ -461,6 +469,9 @@ fn requests(world: &World) -> Vec<Request> {
             )),
             get(format!("{base}/po/web-0/http_requests_per_second")),
             get(format!("{base}/po/*/http_requests_per_second")),
+            get(format!("{base}/pod/web-0/http_requests_per_second")),
+            get(format!("{base}/Pods/*/http_requests_per_second")),
+            get(format!("{base}/pods/web-0")),
             get(format!("{base}/pods/missing/http_requests_per_second")),
             get(format!("{base}/pods/web-0/no_such_metric")),
             get(format!("{base}/pods/*/no_such_metric")),
@@ -470,8 +481,12 @@ fn requests(world: &World) -> Vec<Request> {
             get(format!("{base}/services/*/queue_length")),
             get(format!("{base}/metrics/namespace_budget_ratio")),
             get(format!("{base}/metrics/no_such_metric")),
-            get(format!("{base}/deployments.apps/web/deployment_queue_seconds")),
-            get(format!("{base}/deployments.apps/*/deployment_queue_seconds")),
+            get(format!(
+                "{base}/deployments.apps/web/deployment_queue_seconds"
+            )),
+            get(format!(
+                "{base}/deployments.apps/*/deployment_queue_seconds"
+            )),
             get(format!("{base}/deployments/web/deployment_queue_seconds")),
             get(format!(
                 "{cm}/{v}/namespaces/{other}/pods/*/http_requests_per_second"
@@ -497,7 +512,11 @@ fn requests(world: &World) -> Vec<Request> {
             "queue_messages_ready",
             "?labelSelector=queue+in+%28orders%2Cbilling%29",
         ),
-        (ns, "queue_messages_ready", "?labelSelector=queue%21%3Dorders"),
+        (
+            ns,
+            "queue_messages_ready",
+            "?labelSelector=queue%21%3Dorders",
+        ),
         (ns, "queue_messages_ready", "?labelSelector=queue%3D%3D%3D"),
         (other, "queue_messages_ready", ""),
         (ns, "cluster_backlog", ""),
@@ -527,11 +546,15 @@ fn requests(world: &World) -> Vec<Request> {
         )),
         get(format!("{rm}/namespaces/{ns}/pods?labelSelector=rank%3E1")),
         get(format!("{rm}/namespaces/{ns}/pods?labelSelector=rank%3C2")),
-        get(format!("{rm}/namespaces/{ns}/pods?labelSelector=app%3D%3D%3D")),
+        get(format!(
+            "{rm}/namespaces/{ns}/pods?labelSelector=app%3D%3D%3D"
+        )),
         get(format!(
             "{rm}/namespaces/{ns}/pods?fieldSelector=metadata.name%3Dweb-1"
         )),
-        get(format!("{rm}/namespaces/{ns}/pods?fieldSelector=spec.nodeName%3Dx")),
+        get(format!(
+            "{rm}/namespaces/{ns}/pods?fieldSelector=spec.nodeName%3Dx"
+        )),
         get(format!("{rm}/namespaces/{other}/pods")),
         get(format!("{rm}/namespaces/{ns}/po")),
         get(format!("{rm}/namespaces/{ns}/widgets")),
@@ -617,15 +640,26 @@ async fn create_world(cluster: &Cluster, ns: &str, other_ns: &str) -> Result<Wor
 }
 
 /// The flags both adapters get (upstream's names), serving on `port`.
-fn adapter_args(cluster: &Cluster, port: u16, prometheus: &str, config: &str) -> Result<Vec<String>> {
+fn adapter_args(
+    cluster: &Cluster,
+    port: u16,
+    prometheus: &str,
+    config: &str,
+) -> Result<Vec<String>> {
     let env = &cluster.env;
     let kubeconfig = cluster.kubeconfig()?.display().to_string();
     let mut args: Vec<String> = vec![
         "--bind-address=127.0.0.1".into(),
         format!("--secure-port={port}"),
         format!("--tls-cert-file={}", env.var("AGGREGATED_SERVING_CERT")?),
-        format!("--tls-private-key-file={}", env.var("AGGREGATED_SERVING_KEY")?),
-        format!("--requestheader-client-ca-file={}", env.var("FRONT_PROXY_CA")?),
+        format!(
+            "--tls-private-key-file={}",
+            env.var("AGGREGATED_SERVING_KEY")?
+        ),
+        format!(
+            "--requestheader-client-ca-file={}",
+            env.var("FRONT_PROXY_CA")?
+        ),
         format!(
             "--requestheader-allowed-names={}",
             env.var("FRONT_PROXY_ALLOWED_NAMES")?
@@ -703,8 +737,14 @@ async fn compare_config(
     let client = adapter_https_client(cluster, &ca, true)?;
     let mut sides = Vec::new();
     for (side, bin) in [
-        ("prometheus-adapter", cluster.original("prometheus-adapter")?),
-        ("metrics-adapter", ferrocrane_e2e::binary("metrics-adapter")?),
+        (
+            "prometheus-adapter",
+            cluster.original("prometheus-adapter")?,
+        ),
+        (
+            "metrics-adapter",
+            ferrocrane_e2e::binary("metrics-adapter")?,
+        ),
     ] {
         let port = free_port()?;
         let args = adapter_args(cluster, port, prometheus, &config_path)?;
@@ -722,14 +762,22 @@ async fn compare_config(
     match (go_started, ours_started) {
         (Ok(()), Ok(())) => {}
         (Err(go), Err(ours)) => {
-            println!("config {name}: both refuse it\n  prometheus-adapter: {go:#}\n  metrics-adapter: {ours:#}");
+            println!(
+                "config {name}: both refuse it\n  prometheus-adapter: {go:#}\n  metrics-adapter: {ours:#}"
+            );
             return Ok((compared, undocumented, 0));
         }
         (go, ours) => {
             undocumented.push(format!(
                 "[{name}] startup: prometheus-adapter {}; metrics-adapter {}",
-                go.map_or_else(|e| format!("refuses the config: {e:#}"), |()| "accepts the config".into()),
-                ours.map_or_else(|e| format!("refuses the config: {e:#}"), |()| "accepts the config".into()),
+                go.map_or_else(
+                    |e| format!("refuses the config: {e:#}"),
+                    |()| "accepts the config".into()
+                ),
+                ours.map_or_else(
+                    |e| format!("refuses the config: {e:#}"),
+                    |()| "accepts the config".into()
+                ),
             ));
             return Ok((compared, undocumented, 0));
         }

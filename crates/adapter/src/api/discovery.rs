@@ -63,6 +63,31 @@ pub fn group_list(resource_metrics: bool, secure_port: u16) -> ApiGroupList {
     }
 }
 
+/// `{"paths": [...]}`: every path served, sorted, for a 404 outside the APIs.
+pub fn path_index(group_versions: &[String]) -> serde_json::Value {
+    let mut paths: Vec<String> = [
+        "/apis",
+        "/healthz",
+        "/livez",
+        "/metrics",
+        "/openapi/v2",
+        "/openapi/v3",
+        "/readyz",
+    ]
+    .iter()
+    .map(|p| (*p).to_owned())
+    .collect();
+    for gv in group_versions {
+        if let Some((group, _)) = gv.split_once('/') {
+            paths.push(format!("/apis/{group}"));
+        }
+        paths.push(format!("/apis/{gv}"));
+    }
+    paths.sort();
+    paths.dedup();
+    serde_json::json!({ "paths": paths })
+}
+
 /// `{resource}/{metric}` entries, as custom-metrics-apiserver's resource lister writes them.
 pub fn custom_resources(registry: &CustomRegistry) -> Vec<ApiResource> {
     registry
@@ -117,6 +142,32 @@ pub fn resource_metrics_resources() -> Vec<ApiResource> {
 mod tests {
     use super::*;
     use crate::api::types::ApiResourceList;
+
+    #[test]
+    fn path_index_lists_groups_and_versions_once() {
+        let v = path_index(&["a.io/v1".into(), "a.io/v2".into()]);
+        let paths: Vec<&str> = v["paths"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p.as_str())
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                "/apis",
+                "/apis/a.io",
+                "/apis/a.io/v1",
+                "/apis/a.io/v2",
+                "/healthz",
+                "/livez",
+                "/metrics",
+                "/openapi/v2",
+                "/openapi/v3",
+                "/readyz"
+            ]
+        );
+    }
 
     #[test]
     fn group_list_shape() {

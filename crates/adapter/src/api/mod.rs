@@ -57,7 +57,16 @@ pub fn router(state: ApiState) -> Router {
         .route("/openapi/v2", get(openapi_v2))
         .route("/openapi/v3", get(openapi_v3))
         .route("/openapi/v3/{*rest}", get(openapi_v3_gv))
+        .fallback(path_index)
         .with_state(state)
+}
+
+/// A path nothing serves: 404 with the index of the paths served, as Go's API server answers.
+async fn path_index(State(state): State<ApiState>) -> Response {
+    json_response(
+        StatusCode::NOT_FOUND,
+        &discovery::path_index(&served_group_versions(&state)),
+    )
 }
 
 async fn openapi_v2() -> Response {
@@ -448,7 +457,10 @@ mod tests {
             let e = check_field_selector(Some(selector), name).unwrap_err();
             assert_eq!(
                 (e.code, e.message.as_str()),
-                (400, "fieldSelector metadata.name doesn't match requested name"),
+                (
+                    400,
+                    "fieldSelector metadata.name doesn't match requested name"
+                ),
                 "{selector} for {name}"
             );
         }

@@ -152,7 +152,10 @@ async fn answers_decided_before_any_io() {
     .await;
     assert_eq!(
         (code, v["message"].as_str()),
-        (404, Some("the server could not find the requested resource"))
+        (
+            404,
+            Some("the server could not find the requested resource")
+        )
     );
     let (code, v) = get(
         &app,
