@@ -63,6 +63,27 @@ pub fn group_list(resource_metrics: bool, secure_port: u16) -> ApiGroupList {
     }
 }
 
+/// Every served `group/version`.
+pub fn served_group_versions(resource_metrics: bool) -> Vec<String> {
+    [CUSTOM_GROUP, EXTERNAL_GROUP, RESOURCE_GROUP]
+        .iter()
+        .flat_map(|g| {
+            versions(g, resource_metrics)
+                .unwrap_or(&[])
+                .iter()
+                .map(move |v| format!("{g}/{v}"))
+        })
+        .collect()
+}
+
+/// The 404 for a path outside every served group: the path index, as Go's API server.
+pub fn path_index_response(resource_metrics: bool) -> axum::response::Response {
+    crate::status::json_response(
+        http::StatusCode::NOT_FOUND,
+        &path_index(&served_group_versions(resource_metrics)),
+    )
+}
+
 /// `{"paths": [...]}`: every path served, sorted, for a 404 outside the APIs.
 pub fn path_index(group_versions: &[String]) -> serde_json::Value {
     let mut paths: Vec<String> = [

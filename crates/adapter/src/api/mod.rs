@@ -63,10 +63,7 @@ pub fn router(state: ApiState) -> Router {
 
 /// A path nothing serves: 404 with the index of the paths served, as Go's API server answers.
 async fn path_index(State(state): State<ApiState>) -> Response {
-    json_response(
-        StatusCode::NOT_FOUND,
-        &discovery::path_index(&served_group_versions(&state)),
-    )
+    discovery::path_index_response(state.resource_metrics_enabled())
 }
 
 async fn openapi_v2() -> Response {
@@ -74,20 +71,7 @@ async fn openapi_v2() -> Response {
 }
 
 fn served_group_versions(state: &ApiState) -> Vec<String> {
-    let rm = state.resource_metrics_enabled();
-    [
-        discovery::CUSTOM_GROUP,
-        discovery::EXTERNAL_GROUP,
-        discovery::RESOURCE_GROUP,
-    ]
-    .iter()
-    .flat_map(|g| {
-        discovery::versions(g, rm)
-            .unwrap_or(&[])
-            .iter()
-            .map(move |v| format!("{g}/{v}"))
-    })
-    .collect()
+    discovery::served_group_versions(state.resource_metrics_enabled())
 }
 
 async fn openapi_v3(State(state): State<ApiState>) -> Response {
@@ -171,11 +155,13 @@ async fn apis(State(state): State<ApiState>, req: Request) -> Response {
         ),
         [group] => match discovery::group(group, rm, true) {
             Some(g) => json_response(StatusCode::OK, &g),
-            None => Status::route_not_found().into_response(),
+            None => discovery::path_index_response(rm),
         },
         [group, version, rest @ ..] => {
-            let served = discovery::versions(group, rm).is_some_and(|vs| vs.contains(version));
-            if !served {
+            let Some(versions) = discovery::versions(group, rm) else {
+                return discovery::path_index_response(rm);
+            };
+            if !versions.contains(version) {
                 return Status::route_not_found().into_response();
             }
             let gv = format!("{group}/{version}");
@@ -245,6 +231,8 @@ async fn custom_metrics(
     params: &Params,
 ) -> Result<Response, Status> {
     let req: CustomRequest = custom::parse_path(segments)?;
+    // Go's API server checks the fieldSelector before the provider sees the request.
+    check_field_selector(params.field_selector.as_deref(), &req.name)?;
     let metric_selector = selector(params.metric_label_selector.as_deref())?;
     let mapper = state.mapper.current();
     let not_found = || Status::metric_not_found(&req.group_resource(), &req.metric);
@@ -256,7 +244,6 @@ async fn custom_metrics(
         &req.metric,
     )
     .ok_or_else(not_found)?;
-    let not_found = || Status::metric_not_found(&info.group_resource.to_string(), &req.metric);
     if state
         .registries
         .read()
@@ -265,11 +252,12 @@ async fn custom_metrics(
         .lookup(&info)
         .is_none()
     {
+        // Upstream names the resource as requested (`pod`, `deployments`) here.
         return Err(not_found());
     }
+    let not_found = || Status::metric_not_found(&info.group_resource.to_string(), &req.metric);
     let described = described(&mapper, &info).ok_or_else(not_found)?;
 
-    check_field_selector(params.field_selector.as_deref(), &req.name)?;
     let name = req.name.clone();
     let names = if name == "*" {
         list_names(state, &mapper, &info, &req.namespace, params).await?

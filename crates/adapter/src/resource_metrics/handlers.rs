@@ -2,7 +2,6 @@
 //! against Prometheus, hand both to the pure assembly in `model`.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::SystemTime;
 
 use axum::Json;
@@ -34,6 +33,12 @@ pub(super) struct ListOptions {
     field_selector: String,
     /// For Table answers: `None`, `Metadata` (the default) or `Object`.
     include_object: Option<String>,
+}
+
+/// Without resourceRules upstream does not serve the group at all: its paths get the 404 with
+/// the index of everything else.
+fn not_served() -> Response {
+    crate::api::discovery::path_index_response(false)
 }
 
 /// The Table the client asks for, if it asks for one.
@@ -80,11 +85,6 @@ enum Target<'a> {
 }
 
 impl ResourceMetricsState {
-    fn queries(&self) -> Result<Arc<ResourceQueries>, Status> {
-        // Without resourceRules upstream does not serve the group at all.
-        self.queries.get().ok_or_else(Status::route_not_found)
-    }
-
     /// One of the two queries for `names`, indexed by the object label.
     async fn run_query(
         &self,
@@ -202,7 +202,9 @@ pub(super) async fn list_nodes(
     headers: HeaderMap,
     Query(opts): Query<ListOptions>,
 ) -> Result<Response, Status> {
-    let queries = app.state.queries()?;
+    let Some(queries) = app.state.queries.get() else {
+        return Ok(not_served());
+    };
     let labels = label_selector(&opts.label_selector)?;
     let fields = FieldSelector::parse(&opts.field_selector)?;
     let nodes = app.listers().nodes(&labels, &fields).await?;
@@ -219,7 +221,9 @@ pub(super) async fn get_node(
     headers: HeaderMap,
     Query(opts): Query<ListOptions>,
 ) -> Result<Response, Status> {
-    let queries = app.state.queries()?;
+    let Some(queries) = app.state.queries.get() else {
+        return Ok(not_served());
+    };
     let node = app
         .listers()
         .node(&name)
@@ -263,7 +267,9 @@ async fn list_pods_in(
     headers: HeaderMap,
     Query(opts): Query<ListOptions>,
 ) -> Result<Response, Status> {
-    let queries = app.state.queries()?;
+    let Some(queries) = app.state.queries.get() else {
+        return Ok(not_served());
+    };
     let labels = label_selector(&opts.label_selector)?;
     let fields = FieldSelector::parse(&opts.field_selector)?;
     let pods = app
@@ -283,7 +289,9 @@ pub(super) async fn get_pod(
     headers: HeaderMap,
     Query(opts): Query<ListOptions>,
 ) -> Result<Response, Status> {
-    let queries = app.state.queries()?;
+    let Some(queries) = app.state.queries.get() else {
+        return Ok(not_served());
+    };
     let pod = app
         .listers()
         .pod(&namespace, &name)
