@@ -174,10 +174,11 @@ pub async fn serve_adapter(args: Args) -> anyhow::Result<()> {
     let watcher = watch_config(&config_path, &registry)?;
     let compiled = watcher.current();
 
-    let kube_client = client_for(&args.kube, None).await?;
+    // Upstream has no --kubeconfig: its discovery and listers both use --lister-kubeconfig.
+    let lister = client_for(&args.kube, args.lister_kubeconfig.as_ref()).await?;
+    let kube_client = lister.clone();
     let authn_client = client_for(&args.kube, args.auth.authentication_kubeconfig.as_ref()).await?;
     let authz_client = client_for(&args.kube, args.auth.authorization_kubeconfig.as_ref()).await?;
-    let lister = client_for(&args.kube, args.lister_kubeconfig.as_ref()).await?;
     let mapper = spawn_refresh(kube_client.clone(), args.discovery_interval);
 
     let front_proxy = requestheader(&args.auth, &authn_client, &scratch).await?;
@@ -251,6 +252,7 @@ pub async fn serve_adapter(args: Args) -> anyhow::Result<()> {
             prometheus,
             lister,
             mapper,
+            secure_port: args.serving.secure_port,
         }))
         .layer(axum::middleware::from_fn_with_state(
             auth,

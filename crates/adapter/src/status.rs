@@ -81,6 +81,14 @@ impl Status {
         Self::failure(StatusCode::NOT_FOUND, "NotFound", message.into())
     }
 
+    /// What Go's API server answers for a path under `/apis` that no API serves:
+    /// `NewNotFound` of nothing, with its empty `details`.
+    pub fn route_not_found() -> Self {
+        let mut s = Self::not_found("the server could not find the requested resource");
+        s.details = Some(Box::default());
+        s
+    }
+
     /// `NewBadRequest`.
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::failure(StatusCode::BAD_REQUEST, "BadRequest", message.into())

@@ -48,14 +48,14 @@ pub fn parse_path(segments: &[&str]) -> Result<CustomRequest, Status> {
         ["namespaces", ns, "metrics", metric] => ("", "namespaces", *ns, *metric),
         ["namespaces", ns, resource, name, metric] => (*ns, *resource, *name, *metric),
         [resource, name, metric] if *resource != "namespaces" => ("", *resource, *name, *metric),
-        _ => return Err(Status::bad_request("invalid request path")),
+        _ => return Err(Status::route_not_found()),
     };
     if [namespace, resource, name, metric]
         .iter()
         .any(|s| s.contains('/'))
         || metric.is_empty()
     {
-        return Err(Status::bad_request("invalid request path"));
+        return Err(Status::route_not_found());
     }
     // schema.ParseGroupResource: the part before the first dot is the resource.
     let (resource, group) = resource.split_once('.').unwrap_or((resource, ""));
@@ -241,7 +241,10 @@ mod tests {
             &[][..],
         ] {
             let e = parse_path(bad).unwrap_err();
-            assert_eq!((e.code, e.message.as_str()), (400, "invalid request path"));
+            assert_eq!(
+                (e.code, e.message.as_str()),
+                (404, "the server could not find the requested resource")
+            );
         }
     }
 

@@ -5,7 +5,7 @@
 //! upstream drops a group whose rule list is empty. metrics.k8s.io is served only when
 //! `resourceRules` are configured: claiming it otherwise would break `kubectl top`.
 
-use super::types::{ApiGroup, ApiGroupList, ApiResource, GroupVersion};
+use super::types::{ApiGroup, ApiGroupList, ApiResource, GroupVersion, ServerAddressByClientCidr};
 use crate::registry::{CustomRegistry, ExternalRegistry};
 
 pub const CUSTOM_GROUP: &str = "custom.metrics.k8s.io";
@@ -38,19 +38,75 @@ pub fn group(name: &str, resource_metrics: bool, standalone: bool) -> Option<Api
         name: name.to_owned(),
         versions: vs.iter().map(|v| gv(name, v)).collect(),
         preferred_version: gv(name, vs[0]),
+        server_address_by_client_cidrs: Vec::new(),
     })
 }
 
 /// `/apis`.
-pub fn group_list(resource_metrics: bool) -> ApiGroupList {
+///
+/// Each group names where it is served from as Go's generic API server does: every client
+/// CIDR, the secure port with no host (`:443`).
+pub fn group_list(resource_metrics: bool, secure_port: u16) -> ApiGroupList {
     ApiGroupList {
         kind: "APIGroupList",
-        api_version: "v1",
         groups: [CUSTOM_GROUP, EXTERNAL_GROUP, RESOURCE_GROUP]
             .iter()
             .filter_map(|g| group(g, resource_metrics, false))
+            .map(|mut g| {
+                g.server_address_by_client_cidrs = vec![ServerAddressByClientCidr {
+                    client_cidr: "0.0.0.0/0",
+                    server_address: format!(":{secure_port}"),
+                }];
+                g
+            })
             .collect(),
     }
+}
+
+/// Every served `group/version`.
+pub fn served_group_versions(resource_metrics: bool) -> Vec<String> {
+    [CUSTOM_GROUP, EXTERNAL_GROUP, RESOURCE_GROUP]
+        .iter()
+        .flat_map(|g| {
+            versions(g, resource_metrics)
+                .unwrap_or(&[])
+                .iter()
+                .map(move |v| format!("{g}/{v}"))
+        })
+        .collect()
+}
+
+/// The 404 for a path outside every served group: the path index, as Go's API server.
+pub fn path_index_response(resource_metrics: bool) -> axum::response::Response {
+    crate::status::json_response(
+        http::StatusCode::NOT_FOUND,
+        &path_index(&served_group_versions(resource_metrics)),
+    )
+}
+
+/// `{"paths": [...]}`: every path served, sorted, for a 404 outside the APIs.
+pub fn path_index(group_versions: &[String]) -> serde_json::Value {
+    let mut paths: Vec<String> = [
+        "/apis",
+        "/healthz",
+        "/livez",
+        "/metrics",
+        "/openapi/v2",
+        "/openapi/v3",
+        "/readyz",
+    ]
+    .iter()
+    .map(|p| (*p).to_owned())
+    .collect();
+    for gv in group_versions {
+        if let Some((group, _)) = gv.split_once('/') {
+            paths.push(format!("/apis/{group}"));
+        }
+        paths.push(format!("/apis/{gv}"));
+    }
+    paths.sort();
+    paths.dedup();
+    serde_json::json!({ "paths": paths })
 }
 
 /// `{resource}/{metric}` entries, as custom-metrics-apiserver's resource lister writes them.
@@ -109,8 +165,34 @@ mod tests {
     use crate::api::types::ApiResourceList;
 
     #[test]
+    fn path_index_lists_groups_and_versions_once() {
+        let v = path_index(&["a.io/v1".into(), "a.io/v2".into()]);
+        let paths: Vec<&str> = v["paths"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p.as_str())
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                "/apis",
+                "/apis/a.io",
+                "/apis/a.io/v1",
+                "/apis/a.io/v2",
+                "/healthz",
+                "/livez",
+                "/metrics",
+                "/openapi/v2",
+                "/openapi/v3",
+                "/readyz"
+            ]
+        );
+    }
+
+    #[test]
     fn group_list_shape() {
-        let v = serde_json::to_value(group_list(true)).unwrap();
+        let v = serde_json::to_value(group_list(true, 443)).unwrap();
         assert_eq!(v["kind"], "APIGroupList");
         assert_eq!(v["groups"].as_array().unwrap().len(), 3);
         assert_eq!(
@@ -121,10 +203,11 @@ mod tests {
                     {"groupVersion": "custom.metrics.k8s.io/v1beta2", "version": "v1beta2"},
                     {"groupVersion": "custom.metrics.k8s.io/v1beta1", "version": "v1beta1"}
                 ],
-                "preferredVersion": {"groupVersion": "custom.metrics.k8s.io/v1beta2", "version": "v1beta2"}
+                "preferredVersion": {"groupVersion": "custom.metrics.k8s.io/v1beta2", "version": "v1beta2"},
+                "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ":443"}]
             })
         );
-        assert_eq!(group_list(false).groups.len(), 2);
+        assert_eq!(group_list(false, 443).groups.len(), 2);
         let g = serde_json::to_value(group(EXTERNAL_GROUP, false, true).unwrap()).unwrap();
         assert_eq!(g["kind"], "APIGroup");
         assert_eq!(g["apiVersion"], "v1");

@@ -10,7 +10,7 @@ use crate::status::Status;
 pub fn parse_path<'a>(segments: &[&'a str]) -> Result<(&'a str, &'a str), Status> {
     match segments {
         ["namespaces", ns, metric] if !ns.is_empty() && !metric.is_empty() => Ok((ns, metric)),
-        _ => Err(Status::bad_request("invalid request path")),
+        _ => Err(Status::route_not_found()),
     }
 }
 

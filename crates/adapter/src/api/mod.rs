@@ -37,6 +37,8 @@ pub struct ApiState {
     /// Lists the objects behind `*` requests (`--lister-kubeconfig`).
     pub lister: kube::Client,
     pub mapper: SharedMapper,
+    /// `--secure-port`, which `/apis` names.
+    pub secure_port: u16,
 }
 
 impl ApiState {
@@ -55,7 +57,13 @@ pub fn router(state: ApiState) -> Router {
         .route("/openapi/v2", get(openapi_v2))
         .route("/openapi/v3", get(openapi_v3))
         .route("/openapi/v3/{*rest}", get(openapi_v3_gv))
+        .fallback(path_index)
         .with_state(state)
+}
+
+/// A path nothing serves: 404 with the index of the paths served, as Go's API server answers.
+async fn path_index(State(state): State<ApiState>) -> Response {
+    discovery::path_index_response(state.resource_metrics_enabled())
 }
 
 async fn openapi_v2() -> Response {
@@ -63,20 +71,7 @@ async fn openapi_v2() -> Response {
 }
 
 fn served_group_versions(state: &ApiState) -> Vec<String> {
-    let rm = state.resource_metrics_enabled();
-    [
-        discovery::CUSTOM_GROUP,
-        discovery::EXTERNAL_GROUP,
-        discovery::RESOURCE_GROUP,
-    ]
-    .iter()
-    .flat_map(|g| {
-        discovery::versions(g, rm)
-            .unwrap_or(&[])
-            .iter()
-            .map(move |v| format!("{g}/{v}"))
-    })
-    .collect()
+    discovery::served_group_versions(state.resource_metrics_enabled())
 }
 
 async fn openapi_v3(State(state): State<ApiState>) -> Response {
@@ -95,10 +90,7 @@ async fn openapi_v3_gv(State(state): State<ApiState>, req: Request) -> Response 
     if served_group_versions(&state).contains(&gv) {
         json_response(StatusCode::OK, &openapi::v3_group_version())
     } else {
-        Status::not_found(format!(
-            "the server could not find the requested resource {gv}"
-        ))
-        .into_response()
+        Status::route_not_found().into_response()
     }
 }
 
@@ -157,22 +149,27 @@ async fn apis(State(state): State<ApiState>, req: Request) -> Response {
     let segments: Vec<&str> = decoded.iter().map(String::as_str).collect();
     let rm = state.resource_metrics_enabled();
     match segments.as_slice() {
-        [] => json_response(StatusCode::OK, &discovery::group_list(rm)),
+        [] => json_response(
+            StatusCode::OK,
+            &discovery::group_list(rm, state.secure_port),
+        ),
         [group] => match discovery::group(group, rm, true) {
             Some(g) => json_response(StatusCode::OK, &g),
-            None => not_served(&path),
+            None => discovery::path_index_response(rm),
         },
         [group, version, rest @ ..] => {
-            let served = discovery::versions(group, rm).is_some_and(|vs| vs.contains(version));
-            if !served {
-                return not_served(&path);
+            let Some(versions) = discovery::versions(group, rm) else {
+                return discovery::path_index_response(rm);
+            };
+            if !versions.contains(version) {
+                return Status::route_not_found().into_response();
             }
             let gv = format!("{group}/{version}");
             match (*group, rest) {
                 (_, []) => resource_list(&state, group, gv),
                 (discovery::CUSTOM_GROUP, rest) => {
                     let Some(v) = CustomVersion::parse(version) else {
-                        return not_served(&path);
+                        return Status::route_not_found().into_response();
                     };
                     custom_metrics(&state, v, rest, &params)
                         .await
@@ -181,17 +178,10 @@ async fn apis(State(state): State<ApiState>, req: Request) -> Response {
                 (discovery::EXTERNAL_GROUP, rest) => external_metrics(&state, rest, &params)
                     .await
                     .unwrap_or_else(IntoResponse::into_response),
-                _ => not_served(&path),
+                _ => Status::route_not_found().into_response(),
             }
         }
     }
-}
-
-fn not_served(path: &str) -> Response {
-    Status::not_found(format!(
-        "the server could not find the requested resource ({path})"
-    ))
-    .into_response()
 }
 
 fn resource_list(state: &ApiState, group: &str, gv: String) -> Response {
@@ -241,6 +231,8 @@ async fn custom_metrics(
     params: &Params,
 ) -> Result<Response, Status> {
     let req: CustomRequest = custom::parse_path(segments)?;
+    // Go's API server checks the fieldSelector before the provider sees the request.
+    check_field_selector(params.field_selector.as_deref(), &req.name)?;
     let metric_selector = selector(params.metric_label_selector.as_deref())?;
     let mapper = state.mapper.current();
     let not_found = || Status::metric_not_found(&req.group_resource(), &req.metric);
@@ -252,7 +244,6 @@ async fn custom_metrics(
         &req.metric,
     )
     .ok_or_else(not_found)?;
-    let not_found = || Status::metric_not_found(&info.group_resource.to_string(), &req.metric);
     if state
         .registries
         .read()
@@ -261,20 +252,13 @@ async fn custom_metrics(
         .lookup(&info)
         .is_none()
     {
+        // Upstream names the resource as requested (`pod`, `deployments`) here.
         return Err(not_found());
     }
+    let not_found = || Status::metric_not_found(&info.group_resource.to_string(), &req.metric);
     let described = described(&mapper, &info).ok_or_else(not_found)?;
 
-    // A fieldSelector on metadata.name names the object like the path does.
-    let mut name = req.name.clone();
-    if name == "*"
-        && let Some(n) = params
-            .field_selector
-            .as_deref()
-            .and_then(|f| f.strip_prefix("metadata.name="))
-    {
-        name = n.to_owned();
-    }
+    let name = req.name.clone();
     let names = if name == "*" {
         list_names(state, &mapper, &info, &req.namespace, params).await?
     } else {
@@ -323,6 +307,28 @@ async fn custom_metrics(
     ))
 }
 
+/// Go's API server lets a named request carry a fieldSelector only if it selects exactly that
+/// name (`metadata.name=<name>`); custom metrics paths always carry a name, `*` included.
+fn check_field_selector(field_selector: Option<&str>, name: &str) -> Result<(), Status> {
+    let Some(selector) = field_selector.filter(|s| !s.is_empty()) else {
+        return Ok(());
+    };
+    let selected = selector.split(',').find_map(|term| {
+        let (field, value) = term.split_once("==").or_else(|| {
+            term.split_once('=')
+                .filter(|(field, _)| !field.ends_with('!'))
+        })?;
+        (field.trim() == "metadata.name").then(|| value.trim())
+    });
+    if selected == Some(name) {
+        Ok(())
+    } else {
+        Err(Status::bad_request(
+            "fieldSelector metadata.name doesn't match requested name",
+        ))
+    }
+}
+
 /// Names of the objects a `*` request covers, listed from the API server (metadata only).
 async fn list_names(
     state: &ApiState,
@@ -352,6 +358,11 @@ async fn list_names(
             .into_iter()
             .filter_map(|o| o.metadata.name)
             .collect()),
+        // An unparsable labelSelector: the API server's parse error is the one upstream
+        // answers with (it parses with the same code).
+        Err(kube::Error::Api(status)) if status.code == 400 => {
+            Err(Status::bad_request(status.message))
+        }
         Err(e) => {
             tracing::error!(resource = %gr, error = %e, "unable to list matching resource names");
             Err(Status::internal("unable to list matching resources"))
@@ -418,6 +429,30 @@ mod router_tests;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn field_selector_must_name_the_requested_object() {
+        assert!(check_field_selector(None, "web").is_ok());
+        assert!(check_field_selector(Some(""), "*").is_ok());
+        assert!(check_field_selector(Some("metadata.name=web"), "web").is_ok());
+        assert!(check_field_selector(Some("a=b,metadata.name==web"), "web").is_ok());
+        for (selector, name) in [
+            ("metadata.name=web", "*"),
+            ("metadata.name=db", "web"),
+            ("metadata.name!=db", "web"),
+            ("spec.nodeName=n1", "web"),
+        ] {
+            let e = check_field_selector(Some(selector), name).unwrap_err();
+            assert_eq!(
+                (e.code, e.message.as_str()),
+                (
+                    400,
+                    "fieldSelector metadata.name doesn't match requested name"
+                ),
+                "{selector} for {name}"
+            );
+        }
+    }
 
     #[test]
     fn query_params_decode_like_go() {

@@ -51,6 +51,7 @@ async fn app() -> Router {
         prometheus: PrometheusClient::from_url("http://127.0.0.1:1").unwrap(),
         lister: client,
         mapper: SharedMapper::fixed(mapper),
+        secure_port: 443,
     })
 }
 
@@ -151,7 +152,10 @@ async fn answers_decided_before_any_io() {
     .await;
     assert_eq!(
         (code, v["message"].as_str()),
-        (400, Some("invalid request path"))
+        (
+            404,
+            Some("the server could not find the requested resource")
+        )
     );
     let (code, v) = get(
         &app,

@@ -278,14 +278,27 @@ pub struct ApiGroup {
     pub versions: Vec<GroupVersion>,
     #[serde(rename = "preferredVersion")]
     pub preferred_version: GroupVersion,
+    /// Set in `/apis` only, as Go's generic API server does.
+    #[serde(
+        rename = "serverAddressByClientCIDRs",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub server_address_by_client_cidrs: Vec<ServerAddressByClientCidr>,
 }
 
-/// `metav1.APIGroupList`.
+/// `metav1.ServerAddressByClientCIDR`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerAddressByClientCidr {
+    #[serde(rename = "clientCIDR")]
+    pub client_cidr: &'static str,
+    #[serde(rename = "serverAddress")]
+    pub server_address: String,
+}
+
+/// `metav1.APIGroupList` as Go's `/apis` handler writes it: `kind` without `apiVersion`.
 #[derive(Debug, Clone, Serialize)]
 pub struct ApiGroupList {
     pub kind: &'static str,
-    #[serde(rename = "apiVersion")]
-    pub api_version: &'static str,
     pub groups: Vec<ApiGroup>,
 }
 

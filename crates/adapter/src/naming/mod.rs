@@ -182,33 +182,33 @@ impl std::fmt::Display for GroupResource {
 
 /// Core resources every cluster has, used when the mapper does not (yet) know them — e.g. the
 /// first discovery failed — so that the pod/namespace/node metrics HPAs need keep working.
-/// (plural, singular, short names)
-const BUILTIN: &[(&str, &str, &[&str])] = &[
-    ("namespaces", "namespace", &["ns"]),
-    ("nodes", "node", &["no"]),
-    ("pods", "pod", &["po"]),
-    ("persistentvolumes", "persistentvolume", &["pv"]),
-    ("persistentvolumeclaims", "persistentvolumeclaim", &["pvc"]),
-    ("services", "service", &["svc"]),
+/// (plural, singular)
+const BUILTIN: &[(&str, &str)] = &[
+    ("namespaces", "namespace"),
+    ("nodes", "node"),
+    ("pods", "pod"),
+    ("persistentvolumes", "persistentvolume"),
+    ("persistentvolumeclaims", "persistentvolumeclaim"),
+    ("services", "service"),
 ];
 
 /// Normalises a group-resource the way upstream's `CustomMetricInfo.Normalized` does with a
-/// RESTMapper: any known name (plural, singular, short name; case-insensitive) becomes the
-/// served group and the plural. `None` when the resource is unknown.
+/// RESTMapper: a plural or singular name (case-insensitive) becomes the served group and the
+/// plural. Short names (`po`) are kubectl's shortcut expansion, not the RESTMapper's, so
+/// upstream does not know them and neither do we. `None` when the resource is unknown.
 pub fn normalize(mapper: &ResourceMapper, group: &str, resource: &str) -> Option<GroupResource> {
+    let name = resource.to_lowercase();
     if let Some(m) = mapper.by_resource(group, resource) {
-        return Some(GroupResource::new(m.group.clone(), m.plural.to_lowercase()));
+        let named = m.plural.eq_ignore_ascii_case(&name) || m.singular.eq_ignore_ascii_case(&name);
+        return named.then(|| GroupResource::new(m.group.clone(), m.plural.to_lowercase()));
     }
     if !group.is_empty() {
         return None;
     }
-    let name = resource.to_lowercase();
     BUILTIN
         .iter()
-        .find(|(plural, singular, short)| {
-            *plural == name || *singular == name || short.contains(&name.as_str())
-        })
-        .map(|(plural, _, _)| GroupResource::core(*plural))
+        .find(|(plural, singular)| *plural == name || *singular == name)
+        .map(|(plural, _)| GroupResource::core(*plural))
 }
 
 /// The singular of a normalised resource, as a RESTMapper's `ResourceSingularizer` gives it
@@ -227,8 +227,8 @@ pub fn singular(mapper: &ResourceMapper, gr: &GroupResource) -> Option<String> {
     }
     BUILTIN
         .iter()
-        .find(|(plural, _, _)| *plural == gr.resource)
-        .map(|(_, s, _)| (*s).to_owned())
+        .find(|(plural, _)| *plural == gr.resource)
+        .map(|(_, s)| (*s).to_owned())
 }
 
 /// A series as discovery sees it: its name and the names of its other labels, sorted (values

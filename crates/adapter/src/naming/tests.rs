@@ -354,9 +354,11 @@ fn builtin_core_resources_without_discovery() {
         Some(GroupResource::core("pods"))
     );
     assert_eq!(
-        normalize(&empty, "", "NS"),
+        normalize(&empty, "", "Namespace"),
         Some(GroupResource::core("namespaces"))
     );
+    // Short names are kubectl's, not a RESTMapper's: upstream does not resolve them.
+    assert_eq!(normalize(&empty, "", "po"), None);
     assert_eq!(normalize(&empty, "apps", "deployment"), None);
     assert_eq!(
         singular(&empty, &GroupResource::core("nodes")).as_deref(),

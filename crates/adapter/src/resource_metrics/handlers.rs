@@ -2,20 +2,23 @@
 //! against Prometheus, hand both to the pure assembly in `model`.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::SystemTime;
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
+use axum::response::{IntoResponse, Response};
 use ferrocrane_core::prometheus::QueryResult;
+use http::HeaderMap;
+use http::header::ACCEPT;
 use serde::Deserialize;
 
 use super::fields::FieldSelector;
 use super::listers::label_selector;
 use super::model::{
-    AssembleContext, MetricsList, NodeMetrics, ObjectInfo, PodMetrics, QueryResults, index_samples,
-    list, node_metrics_list, object_not_found, pod_metrics_list,
+    AssembleContext, NodeMetrics, ObjectInfo, PodMetrics, QueryResults, index_samples, list,
+    node_metrics_list, object_not_found, pod_metrics_list,
 };
+use super::table::{Table, TableRequest, nodes_table, pods_table, table_request};
 use super::{ResourceMetricsState, Served};
 use crate::naming::{GroupResource, ResourceQueries, ResourceQuery};
 use crate::status::Status;
@@ -28,6 +31,33 @@ pub(super) struct ListOptions {
     label_selector: String,
     #[serde(default)]
     field_selector: String,
+    /// For Table answers: `None`, `Metadata` (the default) or `Object`.
+    include_object: Option<String>,
+}
+
+/// Without resourceRules upstream does not serve the group at all: its paths get the 404 with
+/// the index of everything else.
+fn not_served() -> Response {
+    crate::api::discovery::path_index_response(false)
+}
+
+/// The Table the client asks for, if it asks for one.
+fn wants_table(headers: &HeaderMap, opts: &ListOptions) -> Option<TableRequest> {
+    let accept = headers.get(ACCEPT).and_then(|v| v.to_str().ok());
+    table_request(accept, opts.include_object.as_deref())
+}
+
+/// `items` as JSON, or as the Table `table` builds when the client asks for one.
+fn answer<T: serde::Serialize>(
+    headers: &HeaderMap,
+    opts: &ListOptions,
+    items: T,
+    table: impl FnOnce(TableRequest, &T) -> Table,
+) -> Response {
+    match wants_table(headers, opts) {
+        Some(request) => Json(table(request, &items)).into_response(),
+        None => Json(items).into_response(),
+    }
 }
 
 type Shared = State<Served>;
@@ -55,13 +85,6 @@ enum Target<'a> {
 }
 
 impl ResourceMetricsState {
-    fn queries(&self) -> Result<Arc<ResourceQueries>, Status> {
-        // Without resourceRules upstream does not serve the group at all.
-        self.queries
-            .get()
-            .ok_or_else(|| Status::not_found("the server could not find the requested resource"))
-    }
-
     /// One of the two queries for `names`, indexed by the object label.
     async fn run_query(
         &self,
@@ -176,21 +199,31 @@ impl ResourceMetricsState {
 
 pub(super) async fn list_nodes(
     State(app): Shared,
+    headers: HeaderMap,
     Query(opts): Query<ListOptions>,
-) -> Result<Json<MetricsList<NodeMetrics>>, Status> {
-    let queries = app.state.queries()?;
+) -> Result<Response, Status> {
+    let Some(queries) = app.state.queries.get() else {
+        return Ok(not_served());
+    };
     let labels = label_selector(&opts.label_selector)?;
     let fields = FieldSelector::parse(&opts.field_selector)?;
     let nodes = app.listers().nodes(&labels, &fields).await?;
     let items = app.state.node_metrics(&queries, &nodes).await;
-    Ok(Json(list("NodeMetricsList", app.api_version, items)))
+    let list = list("NodeMetricsList", app.api_version, items);
+    Ok(answer(&headers, &opts, list, |t, l| {
+        nodes_table(t, &l.items)
+    }))
 }
 
 pub(super) async fn get_node(
     State(app): Shared,
     Path(name): Path<String>,
-) -> Result<Json<NodeMetrics>, Status> {
-    let queries = app.state.queries()?;
+    headers: HeaderMap,
+    Query(opts): Query<ListOptions>,
+) -> Result<Response, Status> {
+    let Some(queries) = app.state.queries.get() else {
+        return Ok(not_served());
+    };
     let node = app
         .listers()
         .node(&name)
@@ -202,31 +235,41 @@ pub(super) async fn get_node(
         .await
         .into_iter()
         .next()
-        .map(|m| Json(m.with_type_meta(app.api_version)))
+        .map(|m| {
+            let m = m.with_type_meta(app.api_version);
+            answer(&headers, &opts, m, |t, m| {
+                nodes_table(t, std::slice::from_ref(m))
+            })
+        })
         .ok_or_else(|| object_not_found("metrics.k8s.io", "nodemetrics", &name))
 }
 
 pub(super) async fn list_all_pods(
     state: Shared,
+    headers: HeaderMap,
     opts: Query<ListOptions>,
-) -> Result<Json<MetricsList<PodMetrics>>, Status> {
-    list_pods_in(state, None, opts).await
+) -> Result<Response, Status> {
+    list_pods_in(state, None, headers, opts).await
 }
 
 pub(super) async fn list_pods(
     state: Shared,
     Path(namespace): Path<String>,
+    headers: HeaderMap,
     opts: Query<ListOptions>,
-) -> Result<Json<MetricsList<PodMetrics>>, Status> {
-    list_pods_in(state, Some(namespace), opts).await
+) -> Result<Response, Status> {
+    list_pods_in(state, Some(namespace), headers, opts).await
 }
 
 async fn list_pods_in(
     State(app): Shared,
     namespace: Option<String>,
+    headers: HeaderMap,
     Query(opts): Query<ListOptions>,
-) -> Result<Json<MetricsList<PodMetrics>>, Status> {
-    let queries = app.state.queries()?;
+) -> Result<Response, Status> {
+    let Some(queries) = app.state.queries.get() else {
+        return Ok(not_served());
+    };
     let labels = label_selector(&opts.label_selector)?;
     let fields = FieldSelector::parse(&opts.field_selector)?;
     let pods = app
@@ -234,14 +277,21 @@ async fn list_pods_in(
         .pods(namespace.as_deref(), &labels, &fields)
         .await?;
     let items = app.state.pod_metrics(&queries, &pods).await;
-    Ok(Json(list("PodMetricsList", app.api_version, items)))
+    let list = list("PodMetricsList", app.api_version, items);
+    Ok(answer(&headers, &opts, list, |t, l| {
+        pods_table(t, &l.items)
+    }))
 }
 
 pub(super) async fn get_pod(
     State(app): Shared,
     Path((namespace, name)): Path<(String, String)>,
-) -> Result<Json<PodMetrics>, Status> {
-    let queries = app.state.queries()?;
+    headers: HeaderMap,
+    Query(opts): Query<ListOptions>,
+) -> Result<Response, Status> {
+    let Some(queries) = app.state.queries.get() else {
+        return Ok(not_served());
+    };
     let pod = app
         .listers()
         .pod(&namespace, &name)
@@ -253,7 +303,12 @@ pub(super) async fn get_pod(
         .await
         .into_iter()
         .next()
-        .map(|m| Json(m.with_type_meta(app.api_version)))
+        .map(|m| {
+            let m = m.with_type_meta(app.api_version);
+            answer(&headers, &opts, m, |t, m| {
+                pods_table(t, std::slice::from_ref(m))
+            })
+        })
         .ok_or_else(|| {
             object_not_found(
                 "metrics.k8s.io",

@@ -2,6 +2,7 @@
 //! with `status.phase=Running`, as prometheus-adapter's filtered pod informer), so a `kubectl
 //! top` request costs the API server nothing and waits for no list.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -15,7 +16,7 @@ use tokio::task::JoinHandle;
 use super::fields::FieldSelector;
 use super::model::ObjectInfo;
 use crate::status::Status;
-use ferrocrane_core::promql::{Operator, parse_label_selector};
+use ferrocrane_core::promql::{Operator, OrderingRequirement, parse_object_label_selector};
 
 /// How long a request waits for the first list of pods or nodes before answering 503.
 const SYNC_WAIT: Duration = Duration::from_secs(30);
@@ -108,7 +109,7 @@ impl Listers {
     pub(super) async fn pods(
         &self,
         namespace: Option<&str>,
-        labels: &Selector,
+        labels: &ObjectSelector,
         fields: &FieldSelector,
     ) -> Result<Vec<ObjectInfo>, Status> {
         synced(&self.pods, "pod").await?;
@@ -140,7 +141,7 @@ impl Listers {
     /// Nodes matching both selectors.
     pub(super) async fn nodes(
         &self,
-        labels: &Selector,
+        labels: &ObjectSelector,
         fields: &FieldSelector,
     ) -> Result<Vec<ObjectInfo>, Status> {
         synced(&self.nodes, "node").await?;
@@ -162,11 +163,29 @@ impl Listers {
     }
 }
 
-/// A `labelSelector` parameter as a matcher over object labels (apimachinery's semantics:
-/// `!=` and `notin` also match objects without the label).
-pub fn label_selector(selector: &str) -> Result<Selector, Status> {
-    let reqs = parse_label_selector(selector).map_err(|e| Status::bad_request(e.to_string()))?;
-    Ok(Selector::from_iter(reqs.into_iter().map(|r| {
+/// A `labelSelector` parameter as a matcher over object labels, with apimachinery's semantics
+/// (`!=` and `notin` also match objects without the label; `>`/`<` compare integers).
+#[derive(Debug, Clone, Default)]
+pub struct ObjectSelector {
+    labels: Selector,
+    orderings: Vec<OrderingRequirement>,
+}
+
+impl ObjectSelector {
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.labels.matches(labels)
+            && self
+                .orderings
+                .iter()
+                .all(|o| o.matches(labels.get(&o.key).map(String::as_str)))
+    }
+}
+
+/// Parses a `labelSelector` parameter; a malformed one is a BadRequest.
+pub fn label_selector(selector: &str) -> Result<ObjectSelector, Status> {
+    let (reqs, orderings) =
+        parse_object_label_selector(selector).map_err(|e| Status::bad_request(e.to_string()))?;
+    let labels = Selector::from_iter(reqs.into_iter().map(|r| {
         let mut values = r.values.into_iter();
         match r.op {
             Operator::Equals => Expression::Equal(r.key, values.next().unwrap_or_default()),
@@ -176,7 +195,8 @@ pub fn label_selector(selector: &str) -> Result<Selector, Status> {
             Operator::Exists => Expression::Exists(r.key),
             Operator::DoesNotExist => Expression::DoesNotExist(r.key),
         }
-    })))
+    }));
+    Ok(ObjectSelector { labels, orderings })
 }
 
 #[cfg(test)]
@@ -193,7 +213,7 @@ mod tests {
 
     #[test]
     fn label_selectors_match_like_apimachinery() {
-        let web = labels(&[("app", "web"), ("tier", "a")]);
+        let web = labels(&[("app", "web"), ("tier", "a"), ("rank", "2")]);
         let bare = labels(&[]);
         for (sel, on_web, on_bare) in [
             ("", true, true),
@@ -205,12 +225,17 @@ mod tests {
             ("app", true, false),
             ("!app", false, true),
             ("app=web,tier=b", false, false),
+            ("rank>1", true, false),
+            ("rank<2", false, false),
+            ("rank>1,app=web", true, false),
         ] {
             let s = label_selector(sel).unwrap();
             assert_eq!(s.matches(&web), on_web, "{sel} on web");
             assert_eq!(s.matches(&bare), on_bare, "{sel} on bare");
         }
-        let e = label_selector("app in (").unwrap_err();
-        assert_eq!(e.code, 400);
+        for bad in ["app in (", "rank>x", "rank>"] {
+            let e = label_selector(bad).unwrap_err();
+            assert_eq!(e.code, 400, "{bad}");
+        }
     }
 }

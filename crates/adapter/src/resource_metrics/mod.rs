@@ -57,6 +57,7 @@ mod handlers;
 mod listers;
 mod model;
 mod quantity;
+mod table;
 #[cfg(test)]
 mod tests;
 

@@ -18,8 +18,8 @@ use std::collections::BTreeMap;
 
 pub use quote::{go_is_print, go_quote, write_go_quote};
 pub use selector::{
-    Operator, Requirement, label_selector_to_matchers, parse_label_selector,
-    requirements_to_matchers,
+    Operator, OrderingRequirement, Requirement, label_selector_to_matchers, parse_label_selector,
+    parse_object_label_selector, requirements_to_matchers,
 };
 use template::{Kind, Template, Value};
 

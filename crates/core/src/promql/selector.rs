@@ -119,6 +119,45 @@ fn lex(input: &str) -> Vec<Tok<'_>> {
 /// `>` and `<` parse in Kubernetes but cannot be expressed as a PromQL label
 /// matcher, so they are an error here rather than at query time.
 pub fn parse_label_selector(selector: &str) -> Result<Vec<Requirement>, PromqlError> {
+    parse_selector(selector, None)
+}
+
+/// `key>N` or `key<N`: Kubernetes accepts these for object labels (the label's value read as
+/// an integer), though no PromQL matcher can express them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct OrderingRequirement {
+    pub key: String,
+    /// `>` when true, `<` when false.
+    pub greater: bool,
+    pub bound: i64,
+}
+
+impl OrderingRequirement {
+    /// Whether labels with `value` under the key satisfy it (a missing or non-integer value
+    /// never does, as in apimachinery).
+    pub fn matches(&self, value: Option<&str>) -> bool {
+        match value.and_then(|v| v.parse::<i64>().ok()) {
+            Some(v) if self.greater => v > self.bound,
+            Some(v) => v < self.bound,
+            None => false,
+        }
+    }
+}
+
+/// A label selector over Kubernetes objects: [`parse_label_selector`]'s requirements plus
+/// the `>`/`<` ones only objects support.
+pub fn parse_object_label_selector(
+    selector: &str,
+) -> Result<(Vec<Requirement>, Vec<OrderingRequirement>), PromqlError> {
+    let mut orderings = Vec::new();
+    let reqs = parse_selector(selector, Some(&mut orderings))?;
+    Ok((reqs, orderings))
+}
+
+fn parse_selector(
+    selector: &str,
+    mut orderings: Option<&mut Vec<OrderingRequirement>>,
+) -> Result<Vec<Requirement>, PromqlError> {
     let err = |reason: String| PromqlError::Selector {
         selector: selector.to_owned(),
         reason,
@@ -231,6 +270,44 @@ pub fn parse_label_selector(selector: &str) -> Result<Vec<Requirement>, PromqlEr
                         key: key.to_owned(),
                         op,
                         values,
+                    }
+                }
+                Some(t @ (Tok::Gt | Tok::Lt)) if orderings.is_some() => {
+                    let greater = *t == Tok::Gt;
+                    let value = match toks.get(i + 1) {
+                        Some(t) if value_word(t).is_some() => value_word(t).unwrap_or_default(),
+                        other => {
+                            return Err(err(format!(
+                                "expected an integer after {key:?}, found {}",
+                                describe(other)
+                            )));
+                        }
+                    };
+                    i += 2;
+                    let bound = value.parse::<i64>().map_err(|_| {
+                        err(format!(
+                            "the value of {key:?} must be an integer for '>' and '<', not {value:?}"
+                        ))
+                    })?;
+                    if let Some(o) = orderings.as_deref_mut() {
+                        o.push(OrderingRequirement {
+                            key: key.to_owned(),
+                            greater,
+                            bound,
+                        });
+                    }
+                    match toks.get(i) {
+                        None => break,
+                        Some(Tok::Comma) => {
+                            i += 1;
+                            continue;
+                        }
+                        other => {
+                            return Err(err(format!(
+                                "expected ',' or the end, found {}",
+                                describe(other)
+                            )));
+                        }
                     }
                 }
                 Some(t @ (Tok::Gt | Tok::Lt)) => {
