@@ -14,6 +14,7 @@ pub mod options;
 pub mod registry;
 pub mod relist;
 pub mod resource_metrics;
+pub mod served;
 pub mod server;
 pub mod status;
 

@@ -38,7 +38,7 @@ pub(super) struct ListOptions {
 /// Without resourceRules upstream does not serve the group at all: its paths get the 404 with
 /// the index of everything else.
 fn not_served() -> Response {
-    crate::api::discovery::path_index_response(false)
+    crate::served::path_index_response(false)
 }
 
 /// The Table the client asks for, if it asks for one.
