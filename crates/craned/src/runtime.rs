@@ -208,6 +208,7 @@ pub async fn run(settings: Settings) -> Result<()> {
         leader_election = settings.leader_election.is_some(),
         "craned started"
     );
+    let status_writes = controller::StatusWrites::detect(&client).await;
 
     controller::run(
         controller::Wiring {
@@ -223,6 +224,7 @@ pub async fn run(settings: Settings) -> Result<()> {
             leader,
             oom,
             concurrency: settings.query_concurrency,
+            status_writes,
         },
         stopped(stop_rx.clone()),
     )

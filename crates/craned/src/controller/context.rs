@@ -11,6 +11,7 @@ use tokio::sync::watch;
 
 use super::execute::OomSource;
 use super::leader::LeaderState;
+use super::status_writes::StatusWrites;
 use crate::crd::Recommendation;
 use crate::datasource::History;
 use crate::metrics::CraneMetrics;
@@ -36,6 +37,8 @@ pub struct Context {
     pub recommendations: Store<Recommendation>,
     /// Identities computed at once.
     pub concurrency: usize,
+    /// On `/status`, or with the object on Crane's CRDs.
+    pub status_writes: StatusWrites,
 }
 
 impl Context {

@@ -26,6 +26,7 @@ mod error;
 mod reconcile;
 mod round;
 mod run;
+mod status_writes;
 mod wiring;
 
 pub mod adoption;
@@ -41,6 +42,7 @@ pub use self::context::Context;
 pub use self::error::{Error, METRIC_LABELS};
 pub use self::reconcile::{parse_run_interval, reconcile};
 pub use self::run::{error_policy, run};
+pub use self::status_writes::{STATUS_FIELD_MANAGER, StatusWrites};
 pub use self::wiring::Wiring;
 
 /// The field manager of every write.

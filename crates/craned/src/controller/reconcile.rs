@@ -19,7 +19,7 @@ use super::naming::{IdentityKey, mission_of, rec_key};
 use super::round::{Round, run_identities};
 use super::status::{self, Plan};
 use super::targets::{self, Target};
-use super::{FIELD_MANAGER, FOLLOWER_RECHECK, MAX_MISSIONS, RUN_ONCE_ANNOTATION};
+use super::{FOLLOWER_RECHECK, MAX_MISSIONS, RUN_ONCE_ANNOTATION};
 use crate::crd::{
     Recommendation, RecommendationMission, RecommendationRule, RecommendationRuleStatus, known,
 };
@@ -243,18 +243,10 @@ async fn write_rule_status(
         return Err(Error::NotLeader);
     }
     let api: Api<RecommendationRule> = Api::all(ctx.client.clone());
-    let patch = json!({
-        "apiVersion": RecommendationRule::api_version(&()),
-        "kind": RecommendationRule::kind(&()),
-        "status": status,
-    });
-    api.patch_status(
-        &rule.name_any(),
-        &PatchParams::apply(FIELD_MANAGER).force(),
-        &Patch::Apply(&patch),
-    )
-    .await
-    .map_err(Error::WriteRuleStatus)?;
+    ctx.status_writes
+        .apply(&api, &rule.name_any(), &json!(status))
+        .await
+        .map_err(Error::WriteRuleStatus)?;
     Ok(())
 }
 

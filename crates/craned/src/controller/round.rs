@@ -149,13 +149,9 @@ async fn run_one(
         &proposal,
         now,
     );
-    let status_patch = Patch::Apply(json!({
-        "apiVersion": Recommendation::api_version(&()),
-        "kind": Recommendation::kind(&()),
-        "status": new_status,
-    }));
+    let status_value = json!(new_status);
     let written = write_status(
-        || api.patch_status(&name, &pp, &status_patch),
+        || ctx.status_writes.apply(&api, &name, &status_value),
         written,
         &rk,
         &ctx.reconcile_metrics,

@@ -38,6 +38,7 @@ pub struct Wiring {
     pub leader: LeaderState,
     pub oom: OomSource,
     pub concurrency: usize,
+    pub status_writes: super::StatusWrites,
 }
 
 impl Wiring {
@@ -63,6 +64,7 @@ impl Wiring {
             oom: self.oom,
             recommendations,
             concurrency: self.concurrency,
+            status_writes: self.status_writes,
         }
     }
 }
