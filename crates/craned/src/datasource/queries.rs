@@ -13,6 +13,11 @@ pub const CPU_RATE_WINDOW: &str = "3m";
 /// The two range queries that read a workload's usage: every container of every pod, grouped
 /// `by (container, pod)` (Crane issues one query per container and resource instead, tens of
 /// thousands a round at 20,000 containers, Crane #898).
+///
+/// `max`, not `sum`: the same container is often scraped twice (the kubelet's cAdvisor and a
+/// standalone cAdvisor, under two jobs), and its usage is that of one container, not the
+/// total of its copies. Crane reads every copy as a separate series of the same values, which
+/// leaves its percentiles where one copy would put them; `max` gives the same answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UsageQueries {
     /// CPU cores.
@@ -43,7 +48,7 @@ fn container_selector(namespace: &str, pod_regex: &str) -> String {
 /// CPU cores of every container of every pod of the workload.
 pub fn workload_cpu_query(namespace: &str, workload: &str, kind: &str) -> String {
     format!(
-        "sum by (container, pod) (irate(container_cpu_usage_seconds_total{{{}}}[{CPU_RATE_WINDOW}]))",
+        "max by (container, pod) (irate(container_cpu_usage_seconds_total{{{}}}[{CPU_RATE_WINDOW}]))",
         container_selector(namespace, &pod_name_regex(workload, kind))
     )
 }
@@ -51,7 +56,7 @@ pub fn workload_cpu_query(namespace: &str, workload: &str, kind: &str) -> String
 /// Working-set bytes of every container of every pod of the workload.
 pub fn workload_memory_query(namespace: &str, workload: &str, kind: &str) -> String {
     format!(
-        "sum by (container, pod) (container_memory_working_set_bytes{{{}}})",
+        "max by (container, pod) (container_memory_working_set_bytes{{{}}})",
         container_selector(namespace, &pod_name_regex(workload, kind))
     )
 }
@@ -176,11 +181,11 @@ mod tests {
     fn queries_use_cranes_selectors_grouped_by_container_and_pod() {
         assert_eq!(
             workload_cpu_query("prod", "web", "Deployment"),
-            r#"sum by (container, pod) (irate(container_cpu_usage_seconds_total{container!="POD",container!="",namespace="prod",pod=~"^web-[a-z0-9]+-[a-z0-9]{5}$"}[3m]))"#
+            r#"max by (container, pod) (irate(container_cpu_usage_seconds_total{container!="POD",container!="",namespace="prod",pod=~"^web-[a-z0-9]+-[a-z0-9]{5}$"}[3m]))"#
         );
         assert_eq!(
             workload_memory_query("prod", "db", "StatefulSet"),
-            r#"sum by (container, pod) (container_memory_working_set_bytes{container!="POD",container!="",namespace="prod",pod=~"^db-[0-9]+$"})"#
+            r#"max by (container, pod) (container_memory_working_set_bytes{container!="POD",container!="",namespace="prod",pod=~"^db-[0-9]+$"})"#
         );
         assert_eq!(pod_name_regex("a.b", "DaemonSet"), r"^a\.b-[a-z0-9]{5}$");
         assert_eq!(pod_name_regex("x", "Rollout"), "^x-.*");

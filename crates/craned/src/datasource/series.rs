@@ -21,7 +21,7 @@ pub struct ContainerSeries {
 }
 
 impl ContainerSeries {
-    /// Groups `sum by (container, pod)` results; series without a container label, or without
+    /// Groups `max by (container, pod)` results; series without a container label, or without
     /// a finite sample, are dropped.
     pub fn from_range(series: Vec<RangeSeries>) -> Self {
         let mut out = ContainerSeries::default();

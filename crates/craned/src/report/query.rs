@@ -147,11 +147,11 @@ mod tests {
         assert_eq!(report, controller);
         assert_eq!(
             report.cpu,
-            r#"sum by (container, pod) (irate(container_cpu_usage_seconds_total{container!="POD",container!="",namespace="shop",pod=~"^app-[a-z0-9]+-[a-z0-9]{5}$"}[3m]))"#
+            r#"max by (container, pod) (irate(container_cpu_usage_seconds_total{container!="POD",container!="",namespace="shop",pod=~"^app-[a-z0-9]+-[a-z0-9]{5}$"}[3m]))"#
         );
         assert_eq!(
             report.memory,
-            r#"sum by (container, pod) (container_memory_working_set_bytes{container!="POD",container!="",namespace="shop",pod=~"^app-[a-z0-9]+-[a-z0-9]{5}$"})"#
+            r#"max by (container, pod) (container_memory_working_set_bytes{container!="POD",container!="",namespace="shop",pod=~"^app-[a-z0-9]+-[a-z0-9]{5}$"})"#
         );
     }
 
