@@ -72,8 +72,14 @@ impl Cluster {
                 env: ClusterEnv::read(Path::new(&env_file))?,
             });
         }
+        let (cluster, _dir) = Self::start_in_new_dir("e2e")?;
+        Ok(cluster)
+    }
+
+    /// Runs hack/local-up.sh in a new directory; a reaper stops it when this process exits.
+    fn start_in_new_dir(prefix: &str) -> Result<(Cluster, PathBuf)> {
         let dir = std::env::temp_dir().join(format!(
-            "ferrocrane-e2e-{}-{}",
+            "ferrocrane-{prefix}-{}-{}",
             std::process::id(),
             random_suffix()
         ));
@@ -83,9 +89,10 @@ impl Cluster {
             "hack/local-up.sh failed; run hack/setup.sh to install the control plane, kubectl, kwok and prometheus",
         )?;
         spawn_reaper(&root, &dir)?;
-        Ok(Cluster {
+        let cluster = Cluster {
             env: ClusterEnv::read(&dir.join("env"))?,
-        })
+        };
+        Ok((cluster, dir))
     }
 
     pub fn kubeconfig(&self) -> Result<PathBuf> {
@@ -156,6 +163,33 @@ impl Kubectl {
 
 /// Stops a cluster this process started once the process is gone, whatever way it ends:
 /// statics are never dropped, so teardown cannot live in a destructor.
+/// A control plane of its own, for a test that changes cluster-wide objects the shared
+/// cluster's other tests rely on (another project's CRDs under the same names). Stopped when
+/// dropped (or, if the test process dies, by its reaper).
+pub struct PrivateCluster {
+    pub cluster: Cluster,
+    dir: PathBuf,
+}
+
+impl PrivateCluster {
+    /// Starts one (hack/local-up.sh, 10-30 s).
+    pub fn start(prefix: &str) -> Result<Self> {
+        let (cluster, dir) = Cluster::start_in_new_dir(prefix)?;
+        Ok(Self { cluster, dir })
+    }
+}
+
+impl Drop for PrivateCluster {
+    fn drop(&mut self) {
+        let _ = Command::new(repo_root().join("hack/local-down.sh"))
+            .arg(&self.dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 fn spawn_reaper(root: &Path, dir: &Path) -> Result<()> {
     let script = format!(
         "while kill -0 {pid} 2>/dev/null; do sleep 1; done; '{down}' '{dir}' >/dev/null 2>&1; rm -rf '{dir}'",

@@ -30,7 +30,7 @@ pub use adapter::{
     AdapterLaunch, METRICS_APISERVICES, MetricsAdapter, adapter_https_client,
     adapter_https_client_resolving,
 };
-pub use cluster::{Cluster, ClusterEnv, Kubectl};
+pub use cluster::{Cluster, ClusterEnv, Kubectl, PrivateCluster};
 pub use corpus::{CORPUS_LABEL, Corpus};
 pub use exporter::Exporter;
 pub use helm::{ClusterLock, Helm, METRICS_APISERVICES_LOCK, Manifest};
