@@ -5,7 +5,7 @@
 #     from the Go modules pinned in hack/tools/go.mod, and kwok from hack/tools/kwok/go.mod,
 #     into $FERROCRANE_CACHE/bin,
 #   - the Go originals the differential tests run beside ours (kube-state-metrics,
-#     prometheus-adapter), by hack/originals.sh,
+#     prometheus-adapter, Crane's craned and its CRDs), by hack/originals.sh,
 #   - rustfmt and clippy.
 # A second run finds everything in place and takes seconds.
 set -euo pipefail
