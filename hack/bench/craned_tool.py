@@ -280,6 +280,8 @@ def cmd_rule(args):
             "namespaceSelector": {"matchNames": [objects.ns_name(i, args.namespaces) for i in range(args.namespaces)]},
             "resourceSelectors": [{"kind": "Deployment", "apiVersion": "apps/v1"}],
             "recommenders": [{"name": "Resource", "config": {
+                # The workloads were created moments ago; Crane's default is 3 minutes.
+                "creation-cooldown": "0s",
                 "cpu-model-history-length": "%dh" % (24 * args.days),
                 "mem-model-history-length": "%dh" % (24 * args.days)}}],
         },

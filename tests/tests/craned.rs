@@ -198,6 +198,8 @@ recommenders:
     config:
       cpu-request-margin-fraction: \"{margin}\"
       mem-request-margin-fraction: \"{margin}\"
+      # The test's workloads are seconds old; Crane's default cooldown is 3 minutes.
+      creation-cooldown: \"0s\"
 "
     )
 }
@@ -1038,12 +1040,14 @@ recommenders:
         apiVersion: v1
     config:
       cpu-request-utilization: \"0.3\"
+      creation-cooldown: \"0s\"
   - name: Service
     acceptedResources:
       - kind: Service
         apiVersion: v1
     config:
       net-receive-bytes: \"1000\"
+      creation-cooldown: \"0s\"
 ",
     )?;
     let (metrics_port, health_port) = two_ports()?;

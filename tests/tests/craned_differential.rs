@@ -25,6 +25,8 @@ const MINUTE: i64 = 60;
 const WEEK_MINUTES: i64 = 7 * 24 * 60;
 const MIB: f64 = 1024.0 * 1024.0;
 const NS: &str = "shop";
+/// Where the workload created moments before each run lives, under a rule of its own.
+const FRESH_NS: &str = "fresh";
 const MIGRATION_GUIDE: &str = "docs/migration-crane.md";
 
 /// A difference the migration guide documents: the `target`'s `recommender` outcome may
@@ -247,11 +249,11 @@ fn history(end_minute: i64) -> String {
 }
 
 /// A Deployment of two pods on kwok's nodes (they run, as the Replicas recommender expects).
-fn deployment(w: &Workload, toleration: &Value) -> Value {
+fn deployment(namespace: &str, w: &Workload, toleration: &Value) -> Value {
     json!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": {"name": w.name, "namespace": NS, "labels": {"app": w.name}},
+        "metadata": {"name": w.name, "namespace": namespace, "labels": {"app": w.name}},
         "spec": {
             "replicas": 2,
             "selector": {"matchLabels": {"app": w.name}},
@@ -389,7 +391,7 @@ async fn craned_recommends_like_crane() -> Result<()> {
     let client = cluster.client().await?;
     apply_dir(cluster, &crane_crds).await?;
     let namespaces: Api<Namespace> = Api::all(client.clone());
-    for ns in [NS, "crane-system"] {
+    for ns in [NS, FRESH_NS, "crane-system"] {
         namespaces
             .create(
                 &PostParams::default(),
@@ -403,7 +405,7 @@ async fn craned_recommends_like_crane() -> Result<()> {
         deployments
             .create(
                 &PostParams::default(),
-                &serde_json::from_value(deployment(&w, &toleration))?,
+                &serde_json::from_value(deployment(NS, &w, &toleration))?,
             )
             .await?;
     }
@@ -435,7 +437,8 @@ async fn craned_recommends_like_crane() -> Result<()> {
     let rule_ar = crane_resource("RecommendationRule", "recommendationrules");
     let rec_ar = crane_resource("Recommendation", "recommendations");
     let rules: Api<DynamicObject> = Api::all_with(client.clone(), &rule_ar);
-    let recs: Api<DynamicObject> = Api::namespaced_with(client.clone(), NS, &rec_ar);
+    let recs: Api<DynamicObject> = Api::all_with(client.clone(), &rec_ar);
+    let recs_in = |ns: &str| Api::<DynamicObject>::namespaced_with(client.clone(), ns, &rec_ar);
     let recommenders = ["Resource", "Replicas"];
     let rule = json!({
         "apiVersion": "analysis.crane.io/v1alpha1",
@@ -453,7 +456,37 @@ async fn craned_recommends_like_crane() -> Result<()> {
             }})).collect::<Vec<_>>(),
         },
     });
-    let expected = workloads().len() * recommenders.len();
+    // A workload created moments before, under Crane's cooldown (1h here, 3m by default):
+    // both skip it.
+    let fresh_rule = json!({
+        "apiVersion": "analysis.crane.io/v1alpha1",
+        "kind": "RecommendationRule",
+        "metadata": {"name": "fresh"},
+        "spec": {
+            "runInterval": "24h",
+            "namespaceSelector": {"matchNames": [FRESH_NS]},
+            "resourceSelectors": [{"kind": "Deployment", "apiVersion": "apps/v1"}],
+            "recommenders": [{"name": "Resource", "config": {"creation-cooldown": "1h"}}],
+        },
+    });
+    let fresh = Workload {
+        name: "fresh",
+        pods: vec![],
+        containers: vec![Container {
+            name: "app",
+            cpu: |_| 0.0,
+            mem: |_| 0.0,
+        }],
+        duplicated: false,
+        history: false,
+    };
+    Api::<Deployment>::namespaced(client.clone(), FRESH_NS)
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(deployment(FRESH_NS, &fresh, &toleration))?,
+        )
+        .await?;
+    let expected = workloads().len() * recommenders.len() + 1;
 
     // Crane's craned.
     let ports: Vec<u16> = (0..4)
@@ -471,17 +504,21 @@ async fn craned_recommends_like_crane() -> Result<()> {
         format!("--server-bind-port={}", ports[2]),
     ];
     let mut crane = ServiceProcess::start_program("crane-craned", &crane_bin, &crane_args, &[])?;
-    rules
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(rule.clone())?,
-        )
-        .await?;
+    for r in [&rule, &fresh_rule] {
+        rules
+            .create(&PostParams::default(), &serde_json::from_value(r.clone())?)
+            .await?;
+    }
     let theirs = outcomes_of(&recs, &mut crane, "Crane's craned", expected).await?;
     drop(crane);
-    rules.delete("shop", &DeleteParams::default()).await?;
-    recs.delete_collection(&DeleteParams::default(), &ListParams::default())
-        .await?;
+    for name in ["shop", "fresh"] {
+        rules.delete(name, &DeleteParams::default()).await?;
+    }
+    for ns in [NS, FRESH_NS] {
+        recs_in(ns)
+            .delete_collection(&DeleteParams::default(), &ListParams::default())
+            .await?;
+    }
     wait_until(
         "Crane's Recommendations gone",
         Duration::from_secs(30),
@@ -513,9 +550,11 @@ async fn craned_recommends_like_crane() -> Result<()> {
         Duration::from_secs(60),
     )
     .await?;
-    rules
-        .create(&PostParams::default(), &serde_json::from_value(rule)?)
-        .await?;
+    for r in [rule, fresh_rule] {
+        rules
+            .create(&PostParams::default(), &serde_json::from_value(r)?)
+            .await?;
+    }
     let mine = outcomes_of(&recs, &mut ours, "ferrocrane's craned", expected).await?;
     if !ours.logs().contains("declare no status subresource") {
         bail!(

@@ -99,6 +99,12 @@ impl TargetRun<'_> {
     }
 
     pub async fn run(&self, recommender: &str, config: &Config) -> Result<Output, RunError> {
+        base_filter(
+            recommender,
+            config,
+            &self.target.object.metadata,
+            self.now_secs(),
+        )?;
         match recommender {
             recommenders::RESOURCE => self.resource(config).await,
             recommenders::REPLICAS => self.replicas(config).await,
@@ -112,6 +118,38 @@ impl TargetRun<'_> {
         }
     }
 }
+
+/// Crane's filter before every recommender: a target created less than `creation-cooldown`
+/// ago (a Go duration, 3 minutes by default; an unparsable value means the default, as in
+/// Crane) is skipped this round, and so is one being deleted.
+fn base_filter(
+    recommender: &str,
+    config: &Config,
+    meta: &kube::api::ObjectMeta,
+    now_secs: i64,
+) -> Result<(), RunError> {
+    const DEFAULT_COOLDOWN_SECS: i64 = 180;
+    let cooldown = config
+        .get_duration_secs(CREATION_COOLDOWN, DEFAULT_COOLDOWN_SECS)
+        .unwrap_or(DEFAULT_COOLDOWN_SECS);
+    if let Some(created) = &meta.creation_timestamp
+        && now_secs < created.0.as_second().saturating_add(cooldown)
+    {
+        return Err(RunError::Target(format!(
+            "recommender {recommender} is failed at filter, created at {} (less than {CREATION_COOLDOWN} {cooldown}s ago)",
+            created.0
+        )));
+    }
+    if meta.deletion_timestamp.is_some() {
+        return Err(RunError::Target(format!(
+            "recommender {recommender} is failed at filter, the target is being deleted"
+        )));
+    }
+    Ok(())
+}
+
+/// The recommender setting for how long a new target is left alone (Crane's key).
+pub const CREATION_COOLDOWN: &str = "creation-cooldown";
 
 /// History length and step for a rule's workload queries: the Resource recommender's CPU
 /// settings when it runs (its defaults otherwise: 7 days at 1 minute).
@@ -128,6 +166,32 @@ pub fn history_window(resource: Option<&Config>) -> (Duration, Duration) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn new_and_deleting_targets_are_filtered_out_like_crane() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+        let created = k8s_openapi::jiff::Timestamp::from_second(1_000_000).unwrap();
+        let meta = kube::api::ObjectMeta {
+            creation_timestamp: Some(Time(created)),
+            ..Default::default()
+        };
+        let default = Config::default();
+        assert!(base_filter("Resource", &default, &meta, 1_000_000 + 179).is_err());
+        assert!(base_filter("Resource", &default, &meta, 1_000_000 + 180).is_ok());
+        let none = Config::from_pairs([(CREATION_COOLDOWN, "0s")]);
+        assert!(base_filter("Resource", &none, &meta, 1_000_000).is_ok());
+        let hour = Config::from_pairs([(CREATION_COOLDOWN, "1h")]);
+        assert!(base_filter("Replicas", &hour, &meta, 1_000_000 + 3599).is_err());
+        // Crane falls back to its default on a value it cannot parse.
+        let bad = Config::from_pairs([(CREATION_COOLDOWN, "soon")]);
+        assert!(base_filter("Resource", &bad, &meta, 1_000_000 + 179).is_err());
+        let deleting = kube::api::ObjectMeta {
+            deletion_timestamp: Some(Time(created)),
+            ..meta.clone()
+        };
+        let e = base_filter("Resource", &none, &deleting, 2_000_000).unwrap_err();
+        assert!(e.to_string().contains("being deleted"), "{e}");
+    }
 
     #[test]
     fn history_window_follows_the_resource_config() {
