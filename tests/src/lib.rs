@@ -38,7 +38,7 @@ pub use history::HistoryPrometheus;
 pub use kwok::{KWOK_USAGE_CPU, KWOK_USAGE_MEMORY};
 pub use namespace::TestNamespace;
 pub use pinned::{PinnedPrometheus, pin_time};
-pub use pods::{patch_pod_status, running_status};
+pub use pods::{create_bare_node, patch_pod_status, running_status};
 pub use process::{free_port, http_client, repo_root};
 pub use prometheus::{PrometheusHandle, Sample, ScrapeTarget};
 pub use service::{ServiceProcess, binary, two_ports};

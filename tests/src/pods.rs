@@ -2,9 +2,29 @@
 //! container statuses, restarts, an OOM kill) write the status a kubelet would write.
 
 use anyhow::Result;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::Api;
 use kube::api::{Patch, PatchParams};
+
+/// Creates a Node nothing runs (no kubelet, not kwok's) with `labels`, its status reporting
+/// 4 CPUs, 8Gi and 110 pods of capacity, as the metrics APIs need a node to exist.
+pub async fn create_bare_node(
+    api: &Api<Node>,
+    name: &str,
+    labels: serde_json::Value,
+) -> Result<()> {
+    let node: Node = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": name, "labels": labels}
+    }))?;
+    api.create(&kube::api::PostParams::default(), &node).await?;
+    let status = serde_json::json!({"status": {
+        "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+        "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}
+    }});
+    api.patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
+        .await?;
+    Ok(())
+}
 
 /// Merges `status` (a PodStatus in JSON) into the pod's status subresource.
 pub async fn patch_pod_status(

@@ -14,12 +14,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
 use ferrocrane_e2e::{
-    Cluster, HistoryPrometheus, PinnedPrometheus, ServiceProcess, adapter_https_client, free_port,
-    patch_pod_status, repo_root, running_status,
+    Cluster, HistoryPrometheus, PinnedPrometheus, ServiceProcess, adapter_https_client,
+    create_bare_node, free_port, patch_pod_status, repo_root, running_status,
 };
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Node, Pod, Service};
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
 
 const MIGRATION_GUIDE: &str = "docs/migration-prometheus-adapter.md";
@@ -764,17 +764,12 @@ async fn create_world(cluster: &Cluster, ns: &str, other_ns: &str) -> Result<Wor
     let nodes_api: Api<Node> = Api::all(client.clone());
     let nodes = [format!("{ns}-node-a"), format!("{ns}-node-b")];
     for (n, rank) in nodes.iter().zip(["1", "2"]) {
-        let node: Node = serde_json::from_value(json!({
-            "metadata": {"name": n, "labels": {"ferrocrane.io/e2e": ns, "rank": rank}}
-        }))?;
-        nodes_api.create(&PostParams::default(), &node).await?;
-        let status = json!({"status": {
-            "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"},
-            "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}
-        }});
-        nodes_api
-            .patch_status(n, &PatchParams::default(), &Patch::Merge(&status))
-            .await?;
+        create_bare_node(
+            &nodes_api,
+            n,
+            json!({"ferrocrane.io/e2e": ns, "rank": rank}),
+        )
+        .await?;
     }
     Ok(World {
         ns: ns.to_owned(),
@@ -930,7 +925,7 @@ async fn compare_config(
             return Ok((compared, undocumented, 0));
         }
     }
-    let mut documented = 0;
+    let mut documented_count = 0;
     for request in requests(world) {
         let go = ask(&client, &sides[0].base, &request).await?;
         let ours = ask(&client, &sides[1].base, &request).await?;
@@ -939,7 +934,7 @@ async fn compare_config(
             continue;
         }
         if documented_difference(&request.label, name, &go, &ours) {
-            documented += 1;
+            documented_count += 1;
             continue;
         }
         undocumented.push(format!(
@@ -954,7 +949,7 @@ async fn compare_config(
         ));
     }
     let _ = std::fs::remove_dir_all(&dir);
-    Ok((compared, undocumented, documented))
+    Ok((compared, undocumented, documented_count))
 }
 
 fn documented_difference(label: &str, config: &str, go: &Answer, ours: &Answer) -> bool {

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail, ensure};
 use ferrocrane_e2e::{
-    Cluster, ClusterLock, Exporter, METRICS_APISERVICES_LOCK, MetricsAdapter, mebibytes,
-    millicores, patch_pod_status, repo_root, running_status, top_rows, wait_until,
+    Cluster, ClusterLock, Exporter, METRICS_APISERVICES_LOCK, MetricsAdapter, create_bare_node,
+    mebibytes, millicores, patch_pod_status, repo_root, running_status, top_rows, wait_until,
 };
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{Api, DeleteParams, PostParams};
@@ -70,17 +70,12 @@ async fn kubectl_top_shows_what_the_exporter_published() -> Result<()> {
     let nodes_api: Api<Node> = Api::all(client.clone());
     let node_names = [format!("{}-node-a", ns.name), format!("{}-node-b", ns.name)];
     for n in &node_names {
-        let node: Node = serde_json::from_value(json!({
-            "metadata": {"name": n, "labels": {"ferrocrane.io/e2e": ns.name.as_str()}}
-        }))?;
-        nodes_api.create(&PostParams::default(), &node).await?;
-        let status = json!({"status": {
-            "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"},
-            "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}
-        }});
-        nodes_api
-            .patch_status(n, &Default::default(), &kube::api::Patch::Merge(&status))
-            .await?;
+        create_bare_node(
+            &nodes_api,
+            n,
+            json!({"ferrocrane.io/e2e": ns.name.as_str()}),
+        )
+        .await?;
     }
 
     let exporter = Exporter::start().await?;

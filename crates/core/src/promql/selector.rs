@@ -184,18 +184,19 @@ fn parse_selector(
             other => return Err(err(format!("expected a key, found {}", describe(other)))),
         };
         validate_key(key).map_err(|r| err(format!("invalid key {key:?}: {r}")))?;
+        // `None` for a `>`/`<` requirement, which goes to `orderings` instead.
         let req = match op {
-            Some(op) => Requirement {
+            Some(op) => Some(Requirement {
                 key: key.to_owned(),
                 op,
                 values: vec![],
-            },
+            }),
             None => match toks.get(i) {
-                None | Some(Tok::Comma) => Requirement {
+                None | Some(Tok::Comma) => Some(Requirement {
                     key: key.to_owned(),
                     op: Operator::Exists,
                     values: vec![],
-                },
+                }),
                 Some(t @ (Tok::Eq | Tok::DoubleEq | Tok::NotEq)) => {
                     let op = if *t == Tok::NotEq {
                         Operator::NotEquals
@@ -216,11 +217,11 @@ fn parse_selector(
                             )));
                         }
                     };
-                    Requirement {
+                    Some(Requirement {
                         key: key.to_owned(),
                         op,
                         values: vec![value.to_owned()],
-                    }
+                    })
                 }
                 Some(t @ (Tok::In | Tok::NotIn)) => {
                     let op = if *t == Tok::In {
@@ -266,11 +267,11 @@ fn parse_selector(
                     if values.is_empty() {
                         return Err(err(format!("the value set of {key:?} is empty")));
                     }
-                    Requirement {
+                    Some(Requirement {
                         key: key.to_owned(),
                         op,
                         values,
-                    }
+                    })
                 }
                 Some(t @ (Tok::Gt | Tok::Lt)) if orderings.is_some() => {
                     let greater = *t == Tok::Gt;
@@ -296,19 +297,7 @@ fn parse_selector(
                             bound,
                         });
                     }
-                    match toks.get(i) {
-                        None => break,
-                        Some(Tok::Comma) => {
-                            i += 1;
-                            continue;
-                        }
-                        other => {
-                            return Err(err(format!(
-                                "expected ',' or the end, found {}",
-                                describe(other)
-                            )));
-                        }
-                    }
+                    None
                 }
                 Some(t @ (Tok::Gt | Tok::Lt)) => {
                     return Err(PromqlError::UnsupportedOperator {
@@ -324,13 +313,15 @@ fn parse_selector(
                 }
             },
         };
-        let mut req = req;
-        for v in &req.values {
-            validate_value(v).map_err(|r| err(format!("invalid value {v:?} for {key:?}: {r}")))?;
+        if let Some(mut req) = req {
+            for v in &req.values {
+                validate_value(v)
+                    .map_err(|r| err(format!("invalid value {v:?} for {key:?}: {r}")))?;
+            }
+            req.values.sort();
+            req.values.dedup();
+            reqs.push(req);
         }
-        req.values.sort();
-        req.values.dedup();
-        reqs.push(req);
         match toks.get(i) {
             None => break,
             Some(Tok::Comma) => i += 1,
