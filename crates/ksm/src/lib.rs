@@ -44,7 +44,6 @@ pub fn run(args: Args) -> Result<()> {
 }
 
 async fn run_async(args: Args, options: Options) -> Result<()> {
-    unsupported_settings(&options)?;
     let (tls, basic_auth) = match &options.tls_config {
         Some(path) => {
             let web = web_config::load_web_config(path)?;
@@ -80,22 +79,10 @@ async fn run_async(args: Args, options: Options) -> Result<()> {
         auth_filter: options
             .auth_filter
             .then(|| std::sync::Arc::new(auth_filter::AuthFilter::new(client.clone()))),
+        serve: options.timeouts.serve_options(),
     };
     let (specs, _sources) = sources::start_sources(&args, options, &client, &telemetry).await?;
     runtime::run(server, client, telemetry, specs).await
-}
-
-/// Flags upstream has that this build cannot honour: refused with a reason rather than
-/// accepted and ignored.
-fn unsupported_settings(options: &Options) -> Result<()> {
-    if options.timeouts != options::ServerTimeouts::DEFAULTS {
-        anyhow::bail!(
-            "--server-read-timeout/--server-write-timeout/--server-idle-timeout/\
-             --server-read-header-timeout: only the defaults (1m0s, 1m0s, 5m0s, 5s) are \
-             supported by ksm; remove the flags"
-        );
-    }
-    Ok(())
 }
 
 fn resolve_addr(addr: &str) -> Result<std::net::SocketAddr> {

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use ferrocrane_core::kube::{SharedMapper, spawn_refresh};
-use ferrocrane_core::server::{AdminState, Readiness, admin_router, serve, shutdown_signal};
+use ferrocrane_core::server::{AdminState, Readiness, admin_router, serve_with, shutdown_signal};
 use kube::Client;
 use rustls::ServerConfig;
 use tokio::sync::watch;
@@ -187,6 +187,8 @@ pub struct ServerSettings {
     pub basic_auth: Option<Arc<crate::basic_auth::BasicAuth>>,
     /// `--auth-filter`: TokenReview + SubjectAccessReview on `/metrics` of both listeners.
     pub auth_filter: Option<Arc<crate::auth_filter::AuthFilter>>,
+    /// `--server-*-timeout`, for both listeners.
+    pub serve: ferrocrane_core::server::ServeOptions,
 }
 
 /// Serves until SIGTERM/SIGINT, following `specs`: the current value is started at once,
@@ -259,17 +261,19 @@ pub async fn run(
     let stopped = |mut rx: watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|s| *s).await;
     };
-    let metrics = tokio::spawn(serve(
+    let metrics = tokio::spawn(serve_with(
         metrics_listener,
         server.tls.clone(),
         metrics_app,
         stopped(stop_rx.clone()),
+        server.serve,
     ));
-    let telemetry_server = tokio::spawn(serve(
+    let telemetry_server = tokio::spawn(serve_with(
         telemetry_listener,
         server.tls,
         telemetry_app,
         stopped(stop_rx),
+        server.serve,
     ));
     shutdown_signal().await;
     tracing::info!("shutting down");

@@ -427,7 +427,14 @@ impl PrometheusClient {
             if resp.content_length().is_some_and(|n| n > limit as u64) {
                 return Err(too_large);
             }
-            let expected = resp.content_length().unwrap_or(0).min(limit as u64) as usize;
+            // Content-Length is the server's claim, not bytes received: a proxy announcing a
+            // terabyte must not make us reserve one. Past this the buffer grows as data comes.
+            const MAX_UP_FRONT: u64 = 16 << 20;
+            let expected = resp
+                .content_length()
+                .unwrap_or(0)
+                .min(limit as u64)
+                .min(MAX_UP_FRONT) as usize;
             let mut buf = BytesMut::with_capacity(expected);
             while let Some(chunk) = resp.chunk().await.map_err(classify)? {
                 if buf.len() + chunk.len() > limit {

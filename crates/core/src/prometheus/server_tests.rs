@@ -388,6 +388,35 @@ async fn oversized_response_is_refused() {
     client.query("fits", None).await.expect("under the limit");
 }
 
+/// Issue 13: a server (or proxy) announcing a huge Content-Length and then closing. The
+/// client once reserved the announced size up front and aborted on the allocation.
+#[tokio::test]
+async fn an_announced_terabyte_is_not_reserved() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        while let Ok((mut conn, _)) = listener.accept().await {
+            let mut request = [0u8; 4096];
+            let _ = conn.read(&mut request).await;
+            let _ = conn
+                .write_all(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000000000000\r\n\r\n{\"status\":",
+                )
+                .await;
+        }
+    });
+    let client =
+        PrometheusClient::new(PrometheusConfig::new(format!("http://{addr}"))).expect("client");
+    let err = client.query("up", None).await.unwrap_err();
+    assert!(
+        matches!(err, PrometheusError::Transport { .. }),
+        "a truncated body is a transport error: {err:?}"
+    );
+}
+
 #[test]
 fn debug_output_hides_secrets() {
     let mut cfg = PrometheusConfig::new("http://p");

@@ -1,16 +1,26 @@
 //! Serving an axum router over plain HTTP or TLS, with graceful drain on shutdown.
 
-use std::{convert::Infallible, future::Future, sync::Arc, time::Duration};
+use std::{
+    convert::Infallible,
+    future::Future,
+    io,
+    pin::Pin,
+    sync::Arc,
+    task::{Context, Poll},
+    time::Duration,
+};
 
 use axum::Router;
 use hyper::body::Incoming;
 use hyper_util::{
-    rt::{TokioExecutor, TokioIo},
+    rt::{TokioExecutor, TokioIo, TokioTimer},
     server::{conn::auto, graceful::GracefulShutdown},
     service::TowerToHyperService,
 };
 use rustls::ServerConfig;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 use tower::ServiceExt as _;
 
 use super::{ServerError, tls::PeerCertificates};
@@ -23,6 +33,20 @@ pub struct ServeOptions {
     pub drain_timeout: Duration,
     /// A client that opens a connection and never finishes the handshake must not pin a task.
     pub tls_handshake_timeout: Duration,
+    /// A request's headers must arrive within this, or the connection is closed (a slowloris
+    /// client sends them a byte at a time). hyper starts the clock when it waits for the next
+    /// request, so an idle keep-alive HTTP/1 connection is closed after this long too.
+    /// `None`: no limit (Go's zero).
+    pub header_read_timeout: Option<Duration>,
+    /// A handler must answer within this (503 otherwise), and a response write that makes no
+    /// progress for this long ends the connection: a client that stops reading must not pin a
+    /// rendered body forever. `None`: no limit (Go's zero).
+    pub write_timeout: Option<Duration>,
+    /// Idle HTTP/2 connections are pinged this often and closed when a ping goes unanswered
+    /// for as long.
+    pub http2_keep_alive: Duration,
+    /// Connections served at once; more wait in the listen backlog until one closes.
+    pub max_connections: usize,
 }
 
 impl Default for ServeOptions {
@@ -30,6 +54,10 @@ impl Default for ServeOptions {
         Self {
             drain_timeout: Duration::from_secs(25),
             tls_handshake_timeout: Duration::from_secs(10),
+            header_read_timeout: Some(Duration::from_secs(10)),
+            write_timeout: Some(Duration::from_secs(60)),
+            http2_keep_alive: Duration::from_secs(60),
+            max_connections: 4096,
         }
     }
 }
@@ -63,10 +91,33 @@ pub async fn serve_with(
 ) -> Result<(), ServerError> {
     let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
     let graceful = GracefulShutdown::new();
-    let builder = Arc::new(auto::Builder::new(TokioExecutor::new()));
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(options.header_read_timeout)
+        .max_buf_size(MAX_HEADER_BYTES);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(options.http2_keep_alive)
+        .keep_alive_timeout(options.http2_keep_alive)
+        .max_header_list_size(MAX_HEADER_BYTES as u32)
+        .max_concurrent_streams(250);
+    let builder = Arc::new(builder);
+    let connections = Arc::new(Semaphore::new(options.max_connections.max(1)));
+    let write_timeout = options.write_timeout;
     tokio::pin!(shutdown);
 
     loop {
+        let permit = tokio::select! {
+            biased;
+            () = &mut shutdown => break,
+            permit = connections.clone().acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => break,
+            },
+        };
         let (stream, remote) = tokio::select! {
             biased;
             () = &mut shutdown => break,
@@ -88,12 +139,14 @@ pub async fn serve_with(
         let builder = builder.clone();
         let handshake_timeout = options.tls_handshake_timeout;
         tokio::spawn(async move {
+            let _permit = permit;
             let result =
                 match acceptor {
                     None => {
-                        let svc = with_peer(router, None);
+                        let svc = with_peer(router, None, write_timeout);
+                        let io = WriteStallGuard::new(stream, write_timeout);
                         let conn = builder
-                            .serve_connection_with_upgrades(TokioIo::new(stream), svc)
+                            .serve_connection_with_upgrades(TokioIo::new(io), svc)
                             .into_owned();
                         watcher.watch(conn).await
                     }
@@ -118,9 +171,10 @@ pub async fn serve_with(
                             .peer_certificates()
                             .filter(|c| !c.is_empty())
                             .map(|c| PeerCertificates(Arc::new(c.to_vec())));
-                        let svc = with_peer(router, peer);
+                        let svc = with_peer(router, peer, write_timeout);
+                        let io = WriteStallGuard::new(tls_stream, write_timeout);
                         let conn = builder
-                            .serve_connection_with_upgrades(TokioIo::new(tls_stream), svc)
+                            .serve_connection_with_upgrades(TokioIo::new(io), svc)
                             .into_owned();
                         watcher.watch(conn).await
                     }
@@ -141,14 +195,123 @@ type PeerService = TowerToHyperService<
     tower::util::BoxCloneSyncService<http::Request<Incoming>, axum::response::Response, Infallible>,
 >;
 
-fn with_peer(router: Router, peer: Option<PeerCertificates>) -> PeerService {
+/// Request headers (line and fields) larger than this are refused (431 for HTTP/1).
+const MAX_HEADER_BYTES: usize = 64 * 1024;
+
+fn with_peer(
+    router: Router,
+    peer: Option<PeerCertificates>,
+    answer_within: Option<Duration>,
+) -> PeerService {
     let svc = tower::service_fn(move |mut req: http::Request<Incoming>| {
         if let Some(peer) = &peer {
             req.extensions_mut().insert(peer.clone());
         }
-        router.clone().oneshot(req)
+        let answer = router.clone().oneshot(req);
+        async move {
+            let Some(limit) = answer_within else {
+                return answer.await;
+            };
+            match tokio::time::timeout(limit, answer).await {
+                Ok(response) => response,
+                Err(_) => Ok(handler_timed_out(limit)),
+            }
+        }
     });
     TowerToHyperService::new(tower::util::BoxCloneSyncService::new(svc))
+}
+
+fn handler_timed_out(limit: Duration) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    (
+        http::StatusCode::SERVICE_UNAVAILABLE,
+        format!("the request was not answered within the server's write timeout ({limit:?})\n"),
+    )
+        .into_response()
+}
+
+/// Fails a write that has been pending for `timeout` with no progress, so a client that stops
+/// reading releases its connection and the response it holds. Reads pass through: an idle
+/// connection waits for its next request under hyper's header-read timeout instead.
+struct WriteStallGuard<T> {
+    inner: T,
+    timeout: Option<Duration>,
+    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<T> WriteStallGuard<T> {
+    fn new(inner: T, timeout: Option<Duration>) -> Self {
+        Self {
+            inner,
+            timeout,
+            stalled: None,
+        }
+    }
+
+    fn guard<R>(
+        &mut self,
+        cx: &mut Context<'_>,
+        attempt: Poll<io::Result<R>>,
+    ) -> Poll<io::Result<R>> {
+        let Some(timeout) = self.timeout.filter(|_| attempt.is_pending()) else {
+            self.stalled = None;
+            return attempt;
+        };
+        let stalled = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+        if stalled.as_mut().poll(cx).is_ready() {
+            self.stalled = None;
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("the client read nothing for {timeout:?}"),
+            )));
+        }
+        Poll::Pending
+    }
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for WriteStallGuard<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for WriteStallGuard<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let attempt = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.guard(cx, attempt)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let attempt = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.guard(cx, attempt)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let attempt = Pin::new(&mut self.inner).poll_flush(cx);
+        self.guard(cx, attempt)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
 }
 
 /// Completes on SIGTERM (what the kubelet sends) or SIGINT (Ctrl-C when run by hand).

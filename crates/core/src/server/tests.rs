@@ -330,3 +330,88 @@ async fn drain_deadline_is_enforced() {
         .unwrap();
     assert!(matches!(result, Err(ServerError::DrainTimeout(_))));
 }
+
+/// Issue 13: a client that sends half a request line and then nothing is disconnected after
+/// the header-read timeout instead of holding its connection forever.
+#[tokio::test]
+async fn a_slowloris_is_disconnected_after_the_header_timeout() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let options = ServeOptions {
+        header_read_timeout: Some(Duration::from_millis(200)),
+        ..ServeOptions::default()
+    };
+    let app = Router::new().route("/", get(|| async { "ok" }));
+    let (addr, _stop, _handle) = start(None, app, options).await;
+    let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
+    slow.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    let mut rest = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(5), slow.read_to_end(&mut rest))
+        .await
+        .expect("the server closes the connection");
+    // hyper answers 408 to a header timeout or just closes (or resets).
+    if read.is_ok() {
+        assert!(
+            rest.is_empty() || rest.starts_with(b"HTTP/1.1 408"),
+            "{rest:?}"
+        );
+    }
+}
+
+/// A handler slower than the write timeout is answered 503, naming the limit.
+#[tokio::test]
+async fn a_slow_handler_is_answered_503() {
+    let options = ServeOptions {
+        write_timeout: Some(Duration::from_millis(200)),
+        ..ServeOptions::default()
+    };
+    let app = Router::new().route(
+        "/slow",
+        get(|| async {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            "late"
+        }),
+    );
+    let (addr, _stop, _handle) = start(None, app, options).await;
+    let resp = tokio::time::timeout(
+        Duration::from_secs(5),
+        plain_client().get(format!("http://{addr}/slow")).send(),
+    )
+    .await
+    .expect("answered")
+    .unwrap();
+    assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(resp.text().await.unwrap().contains("write timeout"));
+}
+
+/// With one connection allowed, a client that requests a large body and reads none of it
+/// gives its connection up after the write timeout, and the next client is served.
+#[tokio::test]
+async fn a_client_that_stops_reading_releases_its_connection() {
+    use tokio::io::AsyncWriteExt;
+    let options = ServeOptions {
+        write_timeout: Some(Duration::from_millis(300)),
+        max_connections: 1,
+        ..ServeOptions::default()
+    };
+    let app = Router::new()
+        .route("/big", get(|| async { vec![b'x'; 64 << 20] }))
+        .route("/small", get(|| async { "small" }));
+    let (addr, _stop, _handle) = start(None, app, options).await;
+    let mut stalled = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stalled
+        .write_all(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let resp = tokio::time::timeout(
+        Duration::from_secs(10),
+        plain_client().get(format!("http://{addr}/small")).send(),
+    )
+    .await
+    .expect("served once the stalled connection is dropped")
+    .unwrap();
+    assert_eq!(resp.text().await.unwrap(), "small");
+    drop(stalled);
+}

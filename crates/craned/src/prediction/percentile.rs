@@ -48,8 +48,7 @@ impl HistogramOptions {
                 "histogram maxValue, bucketSize and epsilon must be positive".into(),
             ));
         }
-        let num_buckets = (max_value / bucket_size).ceil() as usize + 1;
-        Self::check_size(num_buckets)?;
+        let num_buckets = Self::bucket_count((max_value / bucket_size).ceil())?;
         Ok(HistogramOptions::Linear {
             num_buckets,
             bucket_size,
@@ -70,9 +69,9 @@ impl HistogramOptions {
                 "histogram maxValue, firstBucketSize and epsilon must be > 0, ratio > 1".into(),
             ));
         }
-        let num_buckets =
-            (log(ratio, max_value * (ratio - 1.0) / first_bucket_size + 1.0)).ceil() as usize + 1;
-        Self::check_size(num_buckets)?;
+        let num_buckets = Self::bucket_count(
+            (log(ratio, max_value * (ratio - 1.0) / first_bucket_size + 1.0)).ceil(),
+        )?;
         Ok(HistogramOptions::Exponential {
             num_buckets,
             first_bucket_size,
@@ -81,14 +80,19 @@ impl HistogramOptions {
         })
     }
 
-    fn check_size(n: usize) -> Result<(), PredictionError> {
-        // A typo such as bucketSize 0.0000001 would otherwise allocate gigabytes.
-        if n > 1_000_000 {
+    /// `last_index + 1` buckets, checked while still a float: a typo such as bucketSize
+    /// 0.0000001 would otherwise allocate gigabytes, and 1e-18 would saturate the cast and
+    /// wrap the `+ 1` to an empty histogram that later indexes out of bounds.
+    fn bucket_count(last_index: f64) -> Result<usize, PredictionError> {
+        const MAX_BUCKETS: f64 = 1_000_000.0;
+        let n = last_index + 1.0;
+        if !(n.is_finite() && (1.0..=MAX_BUCKETS).contains(&n)) {
             return Err(PredictionError::InvalidConfig(format!(
                 "histogram would have {n} buckets (at most 1000000)"
             )));
         }
-        Ok(())
+        // In 1..=1e6 and integral: exact.
+        Ok(n as usize)
     }
 
     pub fn num_buckets(&self) -> usize {

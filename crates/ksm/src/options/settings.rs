@@ -77,6 +77,24 @@ impl ServerTimeouts {
         idle: Duration::from_secs(300),
         read_header: Duration::from_secs(5),
     };
+
+    /// What the shared server enforces for them, as Go's `http.Server` reads them: a zero
+    /// read-header or idle timeout falls back to the read timeout, zero everywhere is no
+    /// limit. The server's header clock also runs while a keep-alive connection waits for
+    /// its next request, so the idle timeout applies only when it is the shorter one.
+    pub fn serve_options(&self) -> ferrocrane_core::server::ServeOptions {
+        let limit = |d: Duration| (!d.is_zero()).then_some(d);
+        let or_read = |d: Duration| limit(d).or(limit(self.read));
+        let header = match (or_read(self.read_header), or_read(self.idle)) {
+            (Some(h), Some(i)) => Some(h.min(i)),
+            (h, i) => h.or(i),
+        };
+        ferrocrane_core::server::ServeOptions {
+            header_read_timeout: header,
+            write_timeout: limit(self.write),
+            ..Default::default()
+        }
+    }
 }
 
 /// Validated, merged settings the runtime works from.

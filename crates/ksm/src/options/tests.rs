@@ -532,3 +532,27 @@ fn server_timeout_defaults_are_upstreams() {
         ServerTimeouts::DEFAULTS
     );
 }
+
+#[test]
+fn server_timeouts_reach_the_server_as_go_reads_them() {
+    let serve = |flags: &[&str]| opts(flags).timeouts.serve_options();
+    let d = serve(&[]);
+    // Read-header 5s beats idle 5m; write 1m.
+    assert_eq!(d.header_read_timeout, Some(Duration::from_secs(5)));
+    assert_eq!(d.write_timeout, Some(Duration::from_secs(60)));
+    let s = serve(&["--server-idle-timeout=2s", "--server-write-timeout=0s"]);
+    assert_eq!(s.header_read_timeout, Some(Duration::from_secs(2)));
+    assert_eq!(s.write_timeout, None);
+    // Zero read-header and idle fall back to the read timeout; all zero is no limit.
+    let s = serve(&[
+        "--server-read-header-timeout=0s",
+        "--server-idle-timeout=0s",
+    ]);
+    assert_eq!(s.header_read_timeout, Some(Duration::from_secs(60)));
+    let s = serve(&[
+        "--server-read-header-timeout=0s",
+        "--server-idle-timeout=0s",
+        "--server-read-timeout=0s",
+    ]);
+    assert_eq!(s.header_read_timeout, None);
+}

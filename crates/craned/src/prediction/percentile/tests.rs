@@ -19,6 +19,21 @@ fn linear_buckets_like_vpa() {
     assert!(HistogramOptions::linear(1.0, 1e-9, 1e-10).is_err());
 }
 
+/// A bucket size so small the count saturates usize: refused, not wrapped to an empty
+/// histogram that panics when indexed (issue 13).
+#[test]
+fn absurd_bucket_counts_are_refused() {
+    for (max, size) in [(100.0, 1e-18), (f64::MAX, 1e-300), (f64::INFINITY, 1.0)] {
+        let err = HistogramOptions::linear(max, size, DEFAULT_EPSILON).unwrap_err();
+        assert!(
+            err.to_string().contains("buckets (at most 1000000)"),
+            "{err}"
+        );
+    }
+    assert!(HistogramOptions::exponential(f64::MAX, 1e-300, 1.0000001, DEFAULT_EPSILON).is_err());
+    assert_eq!(linear(1e6 - 1.0, 1.0).num_buckets(), 1_000_000);
+}
+
 #[test]
 fn exponential_buckets_like_vpa() {
     // VPA's CPU histogram: first bucket 0.01 core, ratio 1.05, max 1000 cores.

@@ -41,6 +41,17 @@ fn defaults_are_cranes() {
     assert_eq!(e.key, "specification-config");
 }
 
+/// Issue 13: a rule setting this once wrapped the bucket count and panicked the reconcile.
+#[test]
+fn a_vanishing_bucket_size_is_a_config_error() {
+    for size in ["1e-18", "1e-300", "5e-324"] {
+        let e =
+            ResourceConfig::from_config(&Config::from_pairs([("cpu-histogram-bucket-size", size)]))
+                .unwrap_err();
+        assert_eq!(e.key, "cpu-histogram-bucket-size", "{size}");
+    }
+}
+
 #[test]
 fn steady_usage_gives_bucket_end_plus_margin() {
     let cpu = week(0.3);
