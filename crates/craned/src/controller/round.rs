@@ -86,6 +86,26 @@ pub(super) async fn run_identities(
     Ok(out)
 }
 
+/// Runs one recommender on one target, turning a panic into that target's failure: one bad
+/// input must not end the round for every other target, nor the process.
+async fn unwind_to_error<T>(
+    run: impl std::future::Future<Output = Result<T, RunError>>,
+) -> Result<T, RunError> {
+    use futures::FutureExt as _;
+    match std::panic::AssertUnwindSafe(run).catch_unwind().await {
+        Ok(outcome) => outcome,
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "no message".to_owned());
+            tracing::error!(%message, "recommender panicked");
+            Err(RunError::Panicked(message))
+        }
+    }
+}
+
 fn target_labels(id: &IdentityKey) -> TargetLabels {
     TargetLabels {
         api_version: id.api_version.clone(),
@@ -104,7 +124,7 @@ async fn run_one(
 ) -> Result<RecommendationMission, Error> {
     let (rule, ctx, config, now) = (round.rule, round.ctx, round.config, round.now);
     let outcome = match config.merged(&key.recommender, &rule.spec) {
-        Some(cfg) => run.run(&key.recommender, &cfg).await,
+        Some(cfg) => unwind_to_error(run.run(&key.recommender, &cfg)).await,
         None => Err(RunError::NotConfigured(format!(
             "recommender {} is not in the recommendation configuration",
             key.recommender
@@ -302,6 +322,7 @@ fn clone_err(e: &RunError) -> RunError {
         RunError::DataSource(s) => RunError::DataSource(s.clone()),
         RunError::Target(s) => RunError::Target(s.clone()),
         RunError::NotConfigured(s) => RunError::NotConfigured(s.clone()),
+        RunError::Panicked(s) => RunError::Panicked(s.clone()),
     }
 }
 
@@ -338,5 +359,30 @@ mod tests {
             ]
         );
         assert_eq!(m.errors("write_recommendation_status"), 1);
+    }
+
+    /// Issue 13: a panic inside one target's run is that target's failure.
+    #[tokio::test]
+    async fn a_panicking_recommender_fails_only_its_target() {
+        let ok = unwind_to_error(async { Ok::<_, RunError>(7) }).await;
+        assert_eq!(ok.unwrap(), 7);
+        let boom = unwind_to_error(async {
+            if ok_input() {
+                panic!("index 3 out of range");
+            }
+            Ok::<i32, RunError>(0)
+        })
+        .await;
+        match boom {
+            Err(e @ RunError::Panicked(_)) => {
+                assert!(e.to_string().contains("index 3 out of range"), "{e}");
+                assert_eq!(status::failure_reason(&e), "InternalError");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn ok_input() -> bool {
+        true
     }
 }

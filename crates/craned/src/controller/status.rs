@@ -57,6 +57,7 @@ pub fn failure_reason(e: &RunError) -> &'static str {
         RunError::DataSource(_) => "PrometheusUnavailable",
         RunError::Target(_) => "TargetUnreadable",
         RunError::NotConfigured(_) => "RecommenderNotConfigured",
+        RunError::Panicked(_) => "InternalError",
     }
 }
 
@@ -71,6 +72,9 @@ pub enum RunError {
     Target(String),
     #[error("{0}")]
     NotConfigured(String),
+    /// A bug met by this target's input: the round goes on with the other targets.
+    #[error("the recommender panicked (a craned bug; please report it with this message): {0}")]
+    Panicked(String),
 }
 
 /// A proposal counts as a result when it has a value — or, for the recommenders whose answer is
