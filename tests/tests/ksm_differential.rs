@@ -276,9 +276,11 @@ async fn telemetry_differences(ours: &str, theirs: &str) -> Result<Round> {
 /// and go; a real one is seen in every round.
 async fn settled_differences(ours: &str, theirs: &str, accept: &str) -> Result<Round> {
     // The original finds custom resources by discovery, some seconds after it starts; until
-    // both expose the same families (a minute at most) the rounds compare start-up, not
-    // behaviour.
-    for _ in 0..30 {
+    // both expose the same families the rounds compare start-up, not behaviour. Under the
+    // whole suite's load that once took over a minute (its widget families absent from
+    // every round), so up to three minutes are given; a family that never appears still
+    // shows in the rounds below.
+    for _ in 0..90 {
         let (o, t) = tokio::join!(scrape_as(ours, accept), scrape_as(theirs, accept));
         let (o, t) = (families(&o?.1), families(&t?.1));
         if o.keys().eq(t.keys()) {
