@@ -10,6 +10,13 @@
 //!
 //! Run: `cargo bench -p ferrocrane-craned --bench recommend -- --warm-up-time 1 --measurement-time 5`
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "a benchmark whose setup fails is itself broken"
+)]
+
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
