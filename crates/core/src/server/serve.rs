@@ -138,13 +138,14 @@ pub async fn serve_with(
         let acceptor = acceptor.clone();
         let builder = builder.clone();
         let handshake_timeout = options.tls_handshake_timeout;
+        let header_timeout = options.header_read_timeout;
         tokio::spawn(async move {
             let _permit = permit;
             let result =
                 match acceptor {
                     None => {
                         let svc = with_peer(router, None, write_timeout);
-                        let io = WriteStallGuard::new(stream, write_timeout);
+                        let io = ConnectionGuard::new(stream, write_timeout, header_timeout);
                         let conn = builder
                             .serve_connection_with_upgrades(TokioIo::new(io), svc)
                             .into_owned();
@@ -172,7 +173,7 @@ pub async fn serve_with(
                             .filter(|c| !c.is_empty())
                             .map(|c| PeerCertificates(Arc::new(c.to_vec())));
                         let svc = with_peer(router, peer, write_timeout);
-                        let io = WriteStallGuard::new(tls_stream, write_timeout);
+                        let io = ConnectionGuard::new(tls_stream, write_timeout, header_timeout);
                         let conn = builder
                             .serve_connection_with_upgrades(TokioIo::new(io), svc)
                             .into_owned();
@@ -230,30 +231,44 @@ fn handler_timed_out(limit: Duration) -> axum::response::Response {
         .into_response()
 }
 
-/// Fails a write that has been pending for `timeout` with no progress, so a client that stops
-/// reading releases its connection and the response it holds. Reads pass through: an idle
-/// connection waits for its next request under hyper's header-read timeout instead.
-struct WriteStallGuard<T> {
+/// Bytes hyper reads to tell an HTTP/2 prior-knowledge preface from an HTTP/1 request.
+const PREFACE_BYTES: usize = 24;
+
+/// Two bounds hyper does not apply itself:
+/// - a write pending for `write_timeout` with no progress fails, so a client that stops
+///   reading releases its connection and the response it holds;
+/// - the first [`PREFACE_BYTES`] must arrive within the header-read timeout of the
+///   connection's start: hyper's header clock starts only once it has told HTTP/1 from
+///   HTTP/2 by them, so a client trickling them a byte a minute would otherwise hold the
+///   connection forever.
+///
+/// Later reads pass through: an idle connection waits for its next request under hyper's
+/// header-read timeout.
+struct ConnectionGuard<T> {
     inner: T,
-    timeout: Option<Duration>,
+    write_timeout: Option<Duration>,
     stalled: Option<Pin<Box<tokio::time::Sleep>>>,
+    preface_deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+    read_so_far: usize,
 }
 
-impl<T> WriteStallGuard<T> {
-    fn new(inner: T, timeout: Option<Duration>) -> Self {
+impl<T> ConnectionGuard<T> {
+    fn new(inner: T, write_timeout: Option<Duration>, header_timeout: Option<Duration>) -> Self {
         Self {
             inner,
-            timeout,
+            write_timeout,
             stalled: None,
+            preface_deadline: header_timeout.map(|t| Box::pin(tokio::time::sleep(t))),
+            read_so_far: 0,
         }
     }
 
-    fn guard<R>(
+    fn guard_write<R>(
         &mut self,
         cx: &mut Context<'_>,
         attempt: Poll<io::Result<R>>,
     ) -> Poll<io::Result<R>> {
-        let Some(timeout) = self.timeout.filter(|_| attempt.is_pending()) else {
+        let Some(timeout) = self.write_timeout.filter(|_| attempt.is_pending()) else {
             self.stalled = None;
             return attempt;
         };
@@ -271,24 +286,46 @@ impl<T> WriteStallGuard<T> {
     }
 }
 
-impl<T: AsyncRead + Unpin> AsyncRead for WriteStallGuard<T> {
+impl<T: AsyncRead + Unpin> AsyncRead for ConnectionGuard<T> {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_read(cx, buf)
+        let before = buf.filled().len();
+        let attempt = Pin::new(&mut self.inner).poll_read(cx, buf);
+        let Some(deadline) = self.preface_deadline.as_mut() else {
+            return attempt;
+        };
+        match attempt {
+            Poll::Ready(Ok(())) => {
+                let read = buf.filled().len() - before;
+                self.read_so_far += read;
+                if self.read_so_far >= PREFACE_BYTES || read == 0 {
+                    self.preface_deadline = None;
+                }
+                Poll::Ready(Ok(()))
+            }
+            Poll::Pending if deadline.as_mut().poll(cx).is_ready() => {
+                self.preface_deadline = None;
+                Poll::Ready(Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the request did not start within the header-read timeout",
+                )))
+            }
+            other => other,
+        }
     }
 }
 
-impl<T: AsyncWrite + Unpin> AsyncWrite for WriteStallGuard<T> {
+impl<T: AsyncWrite + Unpin> AsyncWrite for ConnectionGuard<T> {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let attempt = Pin::new(&mut self.inner).poll_write(cx, buf);
-        self.guard(cx, attempt)
+        self.guard_write(cx, attempt)
     }
 
     fn poll_write_vectored(
@@ -297,7 +334,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for WriteStallGuard<T> {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let attempt = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
-        self.guard(cx, attempt)
+        self.guard_write(cx, attempt)
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -306,7 +343,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for WriteStallGuard<T> {
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let attempt = Pin::new(&mut self.inner).poll_flush(cx);
-        self.guard(cx, attempt)
+        self.guard_write(cx, attempt)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

@@ -415,3 +415,34 @@ async fn a_client_that_stops_reading_releases_its_connection() {
     assert_eq!(resp.text().await.unwrap(), "small");
     drop(stalled);
 }
+
+/// A client that trickles the first bytes (the ones hyper reads to tell HTTP/1 from HTTP/2,
+/// before its own header clock starts) is held to the header-read timeout too.
+#[tokio::test]
+async fn a_trickled_preface_is_disconnected_after_the_header_timeout() {
+    use tokio::io::AsyncWriteExt;
+    let options = ServeOptions {
+        header_read_timeout: Some(Duration::from_millis(300)),
+        ..ServeOptions::default()
+    };
+    let app = Router::new().route("/", get(|| async { "ok" }));
+    let (addr, _stop, _handle) = start(None, app, options).await;
+    let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let started = std::time::Instant::now();
+    let mut closed = false;
+    for byte in b"GET / HTTP/1.1\r\nHost: x\r\n".iter().cycle().take(200) {
+        if slow.write_all(std::slice::from_ref(byte)).await.is_err() {
+            closed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(closed, "the server never closed the trickling connection");
+    // Closed after the 300 ms deadline (noticed by the second write after it), well before
+    // the 2.4 s the 24 preface bytes take to trickle in plus hyper's own 300 ms.
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        started.elapsed()
+    );
+}
