@@ -4,9 +4,15 @@
 //! A bcrypt check costs tens of milliseconds by design, and Prometheus sends the same
 //! credentials on every scrape, so a verified (user, password) pair is remembered: later
 //! scrapes cost a map lookup. bcrypt runs on the blocking pool, never on the async workers.
+//!
+//! Everything else is a bcrypt check, one at a time: an unknown user's password is checked
+//! against a configured user's hash and then refused anyway, so the answer takes as long as a
+//! wrong password and does not tell which users exist; and a flood of wrong passwords costs
+//! at most one core, the others queueing for a moment and then answered 429.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -21,6 +27,10 @@ pub struct BasicAuth {
     users: BTreeMap<String, String>,
     /// Pairs already verified; bounded by the distinct valid credentials presented.
     verified: Mutex<HashSet<(String, String)>>,
+    /// One bcrypt check at a time (see the module docs).
+    bcrypt_slot: Arc<tokio::sync::Semaphore>,
+    /// How long a check waits for the slot before the request is answered 429.
+    bcrypt_queue_wait: Duration,
 }
 
 impl BasicAuth {
@@ -36,6 +46,8 @@ impl BasicAuth {
         Ok(BasicAuth {
             users,
             verified: Mutex::default(),
+            bcrypt_slot: Arc::new(tokio::sync::Semaphore::new(1)),
+            bcrypt_queue_wait: Duration::from_secs(2),
         })
     }
 
@@ -48,14 +60,11 @@ impl BasicAuth {
         }
     }
 
-    /// Everything but bcrypt: malformed headers, unknown users and remembered pairs.
+    /// Everything but bcrypt: malformed headers and remembered pairs.
     fn check_cached(&self, authorization: Option<&HeaderValue>) -> Checked {
         let Some(pair) = authorization.and_then(credentials) else {
             return Checked::Known(false);
         };
-        if !self.users.contains_key(&pair.0) {
-            return Checked::Known(false);
-        }
         if self.lock().contains(&pair) {
             return Checked::Known(true);
         }
@@ -63,10 +72,12 @@ impl BasicAuth {
     }
 
     fn verify(&self, pair: (String, String)) -> bool {
-        let ok = self
-            .users
-            .get(&pair.0)
-            .is_some_and(|hash| bcrypt::verify(&pair.1, hash).unwrap_or(false));
+        let known = self.users.get(&pair.0);
+        // An unknown user costs the same bcrypt as a known one (a decoy: any user's hash).
+        let Some(hash) = known.or_else(|| self.users.values().next()) else {
+            return false;
+        };
+        let ok = bcrypt::verify(&pair.1, hash).unwrap_or(false) && known.is_some();
         if ok {
             self.lock().insert(pair);
         }
@@ -102,10 +113,21 @@ pub async fn require(State(auth): State<Arc<BasicAuth>>, req: Request, next: Nex
     let allowed = match auth.check_cached(req.headers().get(header::AUTHORIZATION)) {
         Checked::Known(ok) => ok,
         Checked::NeedsBcrypt(pair) => {
+            let slot = tokio::time::timeout(
+                auth.bcrypt_queue_wait,
+                auth.bcrypt_slot.clone().acquire_owned(),
+            )
+            .await;
+            let Ok(Ok(slot)) = slot else {
+                return too_many_password_checks();
+            };
             let checker = auth.clone();
-            tokio::task::spawn_blocking(move || checker.verify(pair))
-                .await
-                .unwrap_or(false)
+            tokio::task::spawn_blocking(move || {
+                let _slot = slot;
+                checker.verify(pair)
+            })
+            .await
+            .unwrap_or(false)
         }
     };
     if allowed {
@@ -114,6 +136,17 @@ pub async fn require(State(auth): State<Arc<BasicAuth>>, req: Request, next: Nex
     let mut res = (StatusCode::UNAUTHORIZED, Body::from("Unauthorized\n")).into_response();
     res.headers_mut()
         .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Basic"));
+    res
+}
+
+fn too_many_password_checks() -> Response {
+    let mut res = (
+        StatusCode::TOO_MANY_REQUESTS,
+        Body::from("too many password checks at once; retry\n"),
+    )
+        .into_response();
+    res.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     res
 }
 
@@ -176,5 +209,49 @@ mod tests {
         assert_eq!(denied.headers()[header::WWW_AUTHENTICATE], "Basic");
         let ok = call(Some(basic("alice", "s3cret"))).await.unwrap();
         assert_eq!(ok.status(), StatusCode::OK);
+    }
+
+    /// Issue 13: an unknown user is not refused faster than a wrong password (that would
+    /// tell which users exist): both cost a bcrypt check.
+    #[test]
+    fn unknown_users_cost_a_bcrypt_check_too() {
+        let auth = alice();
+        assert!(matches!(
+            auth.check_cached(Some(&basic("mallory", "s3cret"))),
+            Checked::NeedsBcrypt(_)
+        ));
+        // alice's password under another name: the decoy check matches, the answer is no.
+        assert!(!auth.verify(("mallory".into(), "s3cret".into())));
+        assert!(!auth.lock().contains(&("mallory".into(), "s3cret".into())));
+    }
+
+    /// Password checks run one at a time; one that cannot get the slot in time is answered
+    /// 429, and a remembered pair still passes without waiting.
+    #[tokio::test]
+    async fn password_checks_are_throttled() {
+        let mut auth = alice();
+        auth.bcrypt_queue_wait = Duration::from_millis(100);
+        assert!(auth.allows(Some(&basic("alice", "s3cret"))));
+        let auth = Arc::new(auth);
+        let app = Router::new()
+            .route("/metrics", get(|| async { "ok" }))
+            .layer(axum::middleware::from_fn_with_state(auth.clone(), require));
+        let call = |h: HeaderValue| {
+            let req = Request::builder()
+                .uri("/metrics")
+                .header(header::AUTHORIZATION, h)
+                .body(Body::empty())
+                .unwrap();
+            app.clone().oneshot(req)
+        };
+        let busy = auth.bcrypt_slot.clone().acquire_owned().await.unwrap();
+        let refused = call(basic("alice", "guess")).await.unwrap();
+        assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(refused.headers()[header::RETRY_AFTER], "1");
+        let remembered = call(basic("alice", "s3cret")).await.unwrap();
+        assert_eq!(remembered.status(), StatusCode::OK);
+        drop(busy);
+        let wrong = call(basic("alice", "guess")).await.unwrap();
+        assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
     }
 }
