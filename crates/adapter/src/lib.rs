@@ -4,6 +4,9 @@
 //! from Prometheus, as prometheus-adapter v0.12 does, plus metrics.k8s.io (`kubectl top`) from
 //! `resourceRules`; the config file format and flags are upstream's.
 
+// Tests may cast freely; service code proves each narrowing (Cargo.toml [workspace.lints]).
+#![cfg_attr(test, allow(clippy::cast_possible_truncation))]
+
 pub mod api;
 pub mod auth;
 pub mod check;

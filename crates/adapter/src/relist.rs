@@ -274,7 +274,7 @@ pub fn report(outcome: &RelistOutcome, metrics: Option<&RelistMetrics>) {
         failed = outcome.failed_queries,
         custom_metrics = outcome.custom.metrics,
         external_metrics = outcome.external.metrics,
-        elapsed_ms = outcome.elapsed.as_millis() as u64,
+        elapsed_ms = u64::try_from(outcome.elapsed.as_millis()).unwrap_or(u64::MAX),
         "relisted metrics"
     );
     if let Some(m) = metrics {

@@ -2,6 +2,9 @@
 //!
 //! Each module has one job; none of them knows about a particular service.
 
+// Tests may cast freely; service code proves each narrowing (Cargo.toml [workspace.lints]).
+#![cfg_attr(test, allow(clippy::cast_possible_truncation))]
+
 pub mod config;
 pub mod duration;
 pub mod exposition;

@@ -6,6 +6,9 @@
 //! [`controller`] (the RecommendationRule controller) and [`runtime`] (wiring), configured by
 //! [`options`].
 
+// Tests may cast freely; service code proves each narrowing (Cargo.toml [workspace.lints]).
+#![cfg_attr(test, allow(clippy::cast_possible_truncation))]
+
 use clap::{Parser, Subcommand};
 
 pub mod controller;

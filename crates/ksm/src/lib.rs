@@ -4,6 +4,9 @@
 //! built: families are pure functions of an object (`families`), rendered once per change
 //! into a byte store (`store`) that scrapes copy (`http`).
 
+// Tests may cast freely; service code proves each narrowing (Cargo.toml [workspace.lints]).
+#![cfg_attr(test, allow(clippy::cast_possible_truncation))]
+
 pub use options::Args;
 
 pub mod auth_filter;

@@ -42,6 +42,10 @@ pub fn fnv1a_64(bytes: &[u8]) -> u64 {
 /// Jump consistent hash (Lamping & Veach 2014), exactly as `github.com/dgryski/go-jump`'s
 /// `Hash`: a bucket in `0..buckets`. With `buckets < 1` it returns -1, as Go does, so no
 /// shard matches.
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "proved inline: the product stays below 2^62 and b < buckets <= i32::MAX"
+)]
 pub fn jump_hash(mut key: u64, buckets: i32) -> i32 {
     let mut b: i64 = -1;
     let mut j: i64 = 0;

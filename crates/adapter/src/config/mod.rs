@@ -212,7 +212,7 @@ impl PromDuration {
 impl std::fmt::Display for PromDuration {
     /// Like `model.Duration.String()`: `0s`, `5m`, `1h30m`, `90d`, `1w`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut ms = self.0.as_millis() as u64;
+        let mut ms = u64::try_from(self.0.as_millis()).unwrap_or(u64::MAX);
         if ms == 0 {
             return f.write_str("0s");
         }

@@ -4,6 +4,10 @@
 
 /// `value` as Go's `int64(value * 1000.0)`: truncation toward zero. NaN becomes 0 and
 /// out-of-range values saturate (Go's result there is platform-defined).
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "Go's int64(float64) truncation is the contract; Rust's cast saturates where Go's is undefined"
+)]
 pub fn milli_of(value: f64) -> i64 {
     (value * 1000.0) as i64
 }

@@ -163,7 +163,12 @@ fn fraction_nanos(digits: &str, unit_nanos: u64) -> u64 {
         return 0;
     }
     // Truncates toward zero like Go's uint64(float64); the value is below 3.6e12.
-    (numerator as f64 * (unit_nanos as f64 / scale)) as u64
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "below 3.6e12 (the magnitude limit times an hour), far inside u64"
+    )]
+    let nanos = (numerator as f64 * (unit_nanos as f64 / scale)) as u64;
+    nanos
 }
 
 fn unit_nanos(unit: &str) -> Option<u64> {

@@ -58,10 +58,14 @@ fn write_go_g_shortest(buf: &mut Vec<u8>, v: f64) {
         .filter(|s| !s.is_empty())
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
-    let int_len = mantissa
-        .iter()
-        .position(|&b| b == b'.')
-        .unwrap_or(mantissa.len()) as i32;
+    // A shortest f64 rendering has at most 17 significant digits and no leading zeros.
+    let int_len = i32::try_from(
+        mantissa
+            .iter()
+            .position(|&b| b == b'.')
+            .unwrap_or(mantissa.len()),
+    )
+    .unwrap_or(i32::MAX);
     let mut digits = [0u8; 32];
     let mut nd = 0;
     // position of the decimal point relative to the first kept digit

@@ -263,7 +263,12 @@ fn seconds_to_ms(t: f64) -> Result<i64, String> {
     let ms = (t * 1000.0).round();
     // ±2^53 ms is far beyond any real timestamp and keeps the conversion exact.
     if ms.is_finite() && ms.abs() < 9_007_199_254_740_992.0 {
-        Ok(ms as i64)
+        #[allow(
+            clippy::cast_possible_truncation,
+            reason = "checked just above: finite, below 2^53"
+        )]
+        let ms = ms as i64;
+        Ok(ms)
     } else {
         Err(format!("invalid sample timestamp {t}"))
     }

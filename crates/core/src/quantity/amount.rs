@@ -67,6 +67,10 @@ fn int64_amount(parts: &Parts<'_>) -> Option<(i64, i64)> {
         Suffix::Decimal(exponent) => (MAX_INT64_FACTORS - digits, i64::from(exponent), 1),
         Suffix::Binary(exponent) if parts.denom.is_empty() => {
             // Upstream's estimate of the decimal digits the binary factor takes, in float32.
+            #[allow(
+                clippy::cast_possible_truncation,
+                reason = "a binary SI exponent is at most 60: 18.0 at most, upstream's float32 truncation"
+            )]
             let factor_digits = (exponent as f32 * 3.0 / 10.0) as i64;
             let precision = 15 - parts.num.len() as i64 - factor_digits - 1;
             (precision, 0, 1i64.checked_shl(exponent)?)
@@ -151,7 +155,10 @@ impl Decimal {
             self.digits.clear();
             true
         } else {
-            let tail = self.digits.split_off(keep as usize);
+            // 0 < keep <= digits.len(), computed from that length.
+            let tail = self
+                .digits
+                .split_off(usize::try_from(keep).unwrap_or(self.digits.len()));
             tail.iter().any(|&d| d != 0)
         };
         self.scale = NANO_SCALE;

@@ -52,6 +52,10 @@ fn go_pow10(n: i64) -> f64 {
         1e-0, 1e-32, 1e-64, 1e-96, 1e-128, 1e-160, 1e-192, 1e-224, 1e-256, 1e-288, 1e-320,
     ];
     // The ranges keep both indexes inside their tables.
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "each index is below 32 by the match arm's range"
+    )]
     match n {
         0..=308 => POSITIVE_32S[(n / 32) as usize] * SMALL[(n % 32) as usize],
         -323..=-1 => NEGATIVE_32S[(-n / 32) as usize] / SMALL[(-n % 32) as usize],

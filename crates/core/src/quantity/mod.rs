@@ -163,11 +163,11 @@ impl fmt::Display for Quantity {
                 f,
                 "{sign}{digits}{:0<width$}",
                 "",
-                width = self.exp10 as usize
+                width = usize::try_from(self.exp10).unwrap_or(usize::MAX)
             );
         }
         // At most nine fractional digits.
-        let frac = self.exp10.unsigned_abs() as usize;
+        let frac = usize::try_from(self.exp10.unsigned_abs()).unwrap_or(usize::MAX);
         let padded = format!("{digits:0>width$}", width = frac + 1);
         let (int, fraction) = padded.split_at(padded.len() - frac);
         write!(f, "{sign}{int}.{fraction}")

@@ -145,7 +145,8 @@ mod tests {
                     bytes.get(i + 2).and_then(|b| (*b as char).to_digit(16)),
                 )
             {
-                out.push((h * 16 + l) as u8);
+                // Two hex digits: at most 255.
+                out.push(u8::try_from(h * 16 + l).unwrap_or(u8::MAX));
                 i += 3;
                 continue;
             }

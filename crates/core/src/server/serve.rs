@@ -102,7 +102,7 @@ pub async fn serve_with(
         .timer(TokioTimer::new())
         .keep_alive_interval(options.http2_keep_alive)
         .keep_alive_timeout(options.http2_keep_alive)
-        .max_header_list_size(MAX_HEADER_BYTES as u32)
+        .max_header_list_size(u32::try_from(MAX_HEADER_BYTES).unwrap_or(u32::MAX))
         .max_concurrent_streams(250);
     let builder = Arc::new(builder);
     let connections = Arc::new(Semaphore::new(options.max_connections.max(1)));

@@ -106,7 +106,9 @@ fn spec_for(
     let keep = acquired.filter(|s| s.holder_identity.as_deref() == Some(identity));
     LeaseSpec {
         holder_identity: Some(identity.to_string()),
-        lease_duration_seconds: Some(settings.duration.as_secs().max(1) as i32),
+        lease_duration_seconds: Some(
+            i32::try_from(settings.duration.as_secs().max(1)).unwrap_or(i32::MAX),
+        ),
         acquire_time: Some(
             keep.and_then(|s| s.acquire_time.clone())
                 .unwrap_or(MicroTime(now)),

@@ -66,7 +66,9 @@ pub fn recommendation_name(rule: &str, id: &IdentityKey) -> String {
     let mut h = fnv1a(&[&id.kind, &id.api_version, &id.namespace, &id.name]);
     let mut suffix = String::with_capacity(5);
     for _ in 0..5 {
-        suffix.push(ALPHABET[(h % ALPHABET.len() as u64) as usize] as char);
+        // The remainder is below the alphabet's length.
+        let i = usize::try_from(h % ALPHABET.len() as u64).unwrap_or(0);
+        suffix.push(char::from(ALPHABET[i]));
         h /= ALPHABET.len() as u64;
     }
     let recommender = id.recommender.to_ascii_lowercase();

@@ -91,8 +91,12 @@ impl HistogramOptions {
                 "histogram would have {n} buckets (at most 1000000)"
             )));
         }
-        // In 1..=1e6 and integral: exact.
-        Ok(n as usize)
+        #[allow(
+            clippy::cast_possible_truncation,
+            reason = "in 1..=1e6 and integral: exact"
+        )]
+        let n = n as usize;
+        Ok(n)
     }
 
     pub fn num_buckets(&self) -> usize {
@@ -110,6 +114,10 @@ impl HistogramOptions {
     }
 
     /// The bucket holding `value` (below range → first, above → last).
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "a non-negative float saturates into usize and is then capped at the last bucket"
+    )]
     pub fn find_bucket(&self, value: f64) -> usize {
         match *self {
             HistogramOptions::Linear {
@@ -268,6 +276,10 @@ impl Histogram {
 
     /// Moves the reference to `timestamp` rounded to a multiple of the half-life, rescaling
     /// the weights so the percentiles do not change.
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "a timestamp rounded to a multiple of the half-life stays near the i64 it came from"
+    )]
     fn shift_reference(&mut self, timestamp: i64) {
         let Some(decay) = self.decay else { return };
         let hl = decay.half_life_secs;

@@ -6,6 +6,10 @@
 /// `sorted[trunc(index)-1]` and `sorted[trunc(index)]`. One value is returned as is. `None` where
 /// the Go function errors (empty input, percent out of range, index ≤ 1). Sorts `values` in place
 /// (the caller's scratch buffer: no allocation here).
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "the index is at most n (percent <= 100), a usize"
+)]
 pub fn percentile(values: &mut [f64], percent: f64) -> Option<f64> {
     let n = values.len();
     if n == 0 {

@@ -98,7 +98,9 @@ pub struct HpaRecommendation {
 pub fn min_max_hourly_medians(series: &[Sample]) -> Option<(f64, f64)> {
     let mut hours: [Vec<f64>; 24] = Default::default();
     for s in series {
-        hours[(s.timestamp.rem_euclid(86_400) / 3600) as usize].push(s.value);
+        // rem_euclid keeps it in 0..86400, so the hour in 0..24.
+        let hour = usize::try_from(s.timestamp.rem_euclid(86_400) / 3600).unwrap_or(0);
+        hours[hour].push(s.value);
     }
     let medians: Vec<f64> = hours.iter_mut().filter_map(|h| stats::median(h)).collect();
     if medians.is_empty() {
@@ -150,14 +152,24 @@ pub fn recommend(
             RecommendError::InsufficientData("no container cpu usage samples".into())
         })?;
     }
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "Go's int64(math.Ceil(x)); out of range it saturates and the clamp below bounds it"
+    )]
     let target = ((cpu_usage * 1000.0 / pod_request as f64) * 100.0).ceil() as i64;
-    let target = target.clamp(
+    // The maximum is only checked to be at least the minimum: it may exceed i32.
+    let target = i32::try_from(target.clamp(
         cfg.min_cpu_target_utilization,
         cfg.max_cpu_target_utilization,
-    ) as i32;
+    ))
+    .unwrap_or(i32::MAX);
 
     let max = (min.cpu_percentile * 100.0 * 1000.0 * cfg.max_replicas_factor)
         / (pod_request as f64 * f64::from(target));
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "capped at i32::MAX first; NaN becomes 0 and the max() below restores the minimum"
+    )]
     let max_replicas = (max.ceil().min(f64::from(i32::MAX)) as i32).max(min.replicas);
     Ok(HpaRecommendation {
         min_replicas: min.replicas,

@@ -125,10 +125,16 @@ pub fn propose_min_replicas(
     request_milli: i64,
     target: f64,
 ) -> i32 {
-    let floor = cfg.default_min_replicas.clamp(1, i64::from(i32::MAX)) as i32;
+    let floor =
+        i32::try_from(cfg.default_min_replicas.clamp(1, i64::from(i32::MAX))).unwrap_or(i32::MAX);
     let min = (usage / (target * request_milli as f64 / 1000.0)).ceil();
     if min.is_finite() && min > f64::from(floor) {
-        min.min(f64::from(i32::MAX)) as i32
+        #[allow(
+            clippy::cast_possible_truncation,
+            reason = "finite, above the floor and capped at i32::MAX"
+        )]
+        let min = min.min(f64::from(i32::MAX)) as i32;
+        min
     } else {
         floor
     }

@@ -209,11 +209,20 @@ pub fn normalize(
             for t in specs[i..].iter().take_while(|t| t.cpu == s.cpu) {
                 if t.memory_gib >= gib {
                     // Crane formats with %.2f and parses the text back as a quantity.
-                    let cpu_hundredths = (t.cpu * 100.0).round() as i64;
-                    let mem_hundredths = (t.memory_gib * 100.0).round() as i64;
-                    let bytes = ((mem_hundredths as i128 * (1i128 << 30) + 99) / 100) as i64;
-                    if cpu_hundredths > 0 && bytes > 0 {
-                        return Some((cpu_hundredths * 10, bytes));
+                    #[allow(
+                        clippy::cast_possible_truncation,
+                        reason = "a spec beyond i64 saturates, and is then refused below"
+                    )]
+                    let (cpu_hundredths, mem_hundredths) = (
+                        (t.cpu * 100.0).round() as i64,
+                        (t.memory_gib * 100.0).round() as i64,
+                    );
+                    let bytes =
+                        i64::try_from((i128::from(mem_hundredths) * (1i128 << 30) + 99) / 100)
+                            .ok()?;
+                    let millis = cpu_hundredths.checked_mul(10)?;
+                    if millis > 0 && bytes > 0 {
+                        return Some((millis, bytes));
                     }
                     return None;
                 }
@@ -237,6 +246,10 @@ pub struct OomRecord {
 /// Crane's OOM bump of `oom_memory`: max(+100 MiB, × ratio).
 pub fn oom_bumped_memory(oom_memory: i64, ratio: f64) -> i64 {
     let scaled = oom_memory as f64 * ratio;
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "Rust's cast saturates: below i64::MIN (a negative ratio is refused) or NaN gives a value the max() below discards"
+    )]
     let scaled = if scaled >= i64::MAX as f64 {
         i64::MAX
     } else {
@@ -321,6 +334,10 @@ impl ResourceRecommender {
                 cfg.cpu.history_length_secs / 86_400
             )));
         }
+        #[allow(
+            clippy::cast_possible_truncation,
+            reason = "Crane's int64(v * 1000); the histogram caps estimates at its max value"
+        )]
         let cpu_millis = (self.cpu.current_estimate() * 1000.0) as i64;
 
         let mem_used = self
@@ -335,6 +352,10 @@ impl ResourceRecommender {
                 cfg.memory.history_length_secs / 86_400
             )));
         }
+        #[allow(
+            clippy::cast_possible_truncation,
+            reason = "Crane's int64(v); the histogram caps estimates at its max value"
+        )]
         let mut memory_bytes = self.memory.current_estimate() as i64;
         if mem_used == 0 || memory_bytes <= 0 {
             return Err(RecommendError::InsufficientData(format!(
@@ -401,8 +422,8 @@ pub fn history_complete(series: &[&[Sample]], history_secs: i64, now: i64) -> bo
     for s in series.iter().flat_map(|s| s.iter()) {
         let d = (end - s.timestamp) / 86_400;
         if (0..=days).contains(&d) {
-            if (d as usize) < seen.len() {
-                seen[d as usize] = true;
+            if let Some(day) = usize::try_from(d).ok().and_then(|d| seen.get_mut(d)) {
+                *day = true;
             } else {
                 seen_far.insert(d);
             }

@@ -132,6 +132,8 @@ pub fn downsample(samples: &[Sample], n: usize) -> (Vec<Sample>, Vec<Sample>) {
     let mut lows: Vec<Sample> = Vec::with_capacity(n);
     let mut current: Option<(usize, Sample, Sample)> = None;
     for s in samples {
+        // Sorted samples: (timestamp - first) / span is in 0..=1, so the slot in 0..n.
+        #[allow(clippy::cast_possible_truncation, reason = "in 0..n, see above")]
         let slot = (((s.timestamp - first) as f64 / span) * (n - 1) as f64) as usize;
         match &mut current {
             Some((k, hi, lo)) if *k == slot => {

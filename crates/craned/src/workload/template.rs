@@ -45,7 +45,7 @@ pub fn template_containers(obj: &Value) -> Vec<TemplateContainer> {
 pub fn spec_replicas(obj: &Value) -> i32 {
     obj.pointer("/spec/replicas")
         .and_then(Value::as_i64)
-        .map(|r| r.clamp(0, i64::from(i32::MAX)) as i32)
+        .map(|r| i32::try_from(r.clamp(0, i64::from(i32::MAX))).unwrap_or(i32::MAX))
         .unwrap_or(1)
 }
 

@@ -115,7 +115,7 @@ fn apply<'a>(op: &Op, v: &'a Value) -> Option<&'a Value> {
                 if i < 0 || i >= len {
                     return None;
                 }
-                list.get(i as usize)
+                list.get(usize::try_from(i).ok()?)
             }
             _ => None,
         },

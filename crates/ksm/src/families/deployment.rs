@@ -41,6 +41,10 @@ fn scaled_value(v: Option<&IntOrString>, total: i32, round_up: bool) -> Option<f
             let percent: i64 = s.strip_suffix('%')?.parse().ok()?;
             let scaled = percent as f64 * f64::from(total) / 100.0;
             // Go converts the rounded float to int; the value is then reported as float64.
+            #[allow(
+                clippy::cast_possible_truncation,
+                reason = "Go's int() of the rounded float, exact in range; out of range Rust saturates where Go's is undefined"
+            )]
             Some(
                 (if round_up {
                     scaled.ceil()

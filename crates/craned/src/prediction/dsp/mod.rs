@@ -213,6 +213,10 @@ impl SplitMix64 {
     }
 
     /// Uniform in `0..n` (Lemire's multiply-shift; the bias is below 2^-40 for our sizes).
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "(x * n) >> 64 is below n, a usize"
+    )]
     fn below(&mut self, n: usize) -> usize {
         ((u128::from(self.next()) * n as u128) >> 64) as usize
     }
@@ -295,7 +299,10 @@ impl DspPredictor {
         let period_secs = self.find_period(&values).ok_or_else(|| {
             PredictionError::Unpredictable("the history shows no daily or weekly period".into())
         })?;
-        let per = (period_secs / step) as usize;
+        // A day or a week over a positive step; an absurd one yields no whole period.
+        let per = usize::try_from(period_secs / step)
+            .unwrap_or(usize::MAX)
+            .max(1);
         let periods = values.len() / per;
         if periods < 2 {
             return Err(PredictionError::Unpredictable(format!(
@@ -323,7 +330,7 @@ impl DspPredictor {
     pub fn find_period(&mut self, values: &[f64]) -> Option<i64> {
         let step = self.config.sample_interval_secs;
         for unit in [WEEK_SECS, DAY_SECS] {
-            let per = (unit / step) as usize;
+            let per = usize::try_from(unit / step).unwrap_or(0);
             let m = values.len().checked_div(per).unwrap_or(0);
             if m > 1 {
                 let found = self.period_of(&values[values.len() - m * per..])?;
@@ -370,7 +377,8 @@ impl DspPredictor {
         }
 
         let cor = self.autocorrelation(values)?;
-        let max_r = (MAX_PEAK_SEARCH_SECS / self.config.sample_interval_secs) as usize;
+        let max_r =
+            usize::try_from(MAX_PEAK_SEARCH_SECS / self.config.sample_interval_secs).unwrap_or(0);
         let mut best: Option<(usize, f64)> = None;
         for &h in &hints {
             let r = max_r.min(h / 2);

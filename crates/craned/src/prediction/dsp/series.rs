@@ -57,8 +57,9 @@ pub fn preprocess(series: &[Sample], step: i64) -> Result<(Vec<f64>, i64), Predi
         }
         values.push(w[1].value);
     }
-    let per_hour = (HOUR_SECS / step) as usize;
-    let whole = values.len() / per_hour * per_hour;
+    // Whole hours only; a step longer than an hour leaves none.
+    let per_hour = usize::try_from(HOUR_SECS / step).unwrap_or(0);
+    let whole = values.len().checked_div(per_hour).unwrap_or(0) * per_hour;
     let mut values = values.split_off(values.len() - whole);
     remove_extreme_outliers(&mut values);
     Ok((values, last.timestamp))

@@ -266,3 +266,12 @@ fn defaults_are_cranes() {
     );
     assert_eq!(e[7], Estimator::fft(50, 0.05, 0.20));
 }
+
+/// Issue 13: a step longer than an hour leaves no whole hour instead of dividing by zero.
+#[test]
+fn a_step_longer_than_an_hour_keeps_no_values() {
+    let history: Vec<Sample> = (0..10).map(|i| Sample::new(i * 7200, 1.0)).collect();
+    // Before, the whole-hours cut divided by zero here.
+    let (values, _) = preprocess(&history, 7200).unwrap();
+    assert!(values.is_empty(), "{} values", values.len());
+}

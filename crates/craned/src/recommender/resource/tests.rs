@@ -350,3 +350,12 @@ fn one_container_week_is_fast() {
     eprintln!("resource recommendation, one container, 2×10080 samples: {per:?}");
     assert!(per < std::time::Duration::from_millis(10), "{per:?}");
 }
+
+/// Issue 13: a specification too large for the integers it becomes is no match (it once
+/// overflowed multiplying by ten).
+#[test]
+fn absurd_specifications_match_nothing() {
+    let specs = parse_specifications("1000000000000000000c1g,2c99999999999999999999g").unwrap();
+    assert_eq!(normalize(1_000_000_000_000_000, 1 << 30, &specs[..1]), None);
+    assert_eq!(normalize(1500, 1 << 30, &specs[1..]), None);
+}

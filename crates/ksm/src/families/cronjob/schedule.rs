@@ -274,7 +274,9 @@ fn normalize_dow(bits: u64) -> u64 {
 }
 
 fn bit(n: u64) -> u64 {
-    1u64.checked_shl(n as u32).filter(|_| n < 64).unwrap_or(0)
+    // A shift of 64 or more is no bit (checked_shl refuses it), however large n is.
+    1u64.checked_shl(u32::try_from(n).unwrap_or(u32::MAX))
+        .unwrap_or(0)
 }
 
 fn all(r: Bounds) -> u64 {
@@ -369,8 +371,12 @@ fn get_range(expr: &str, r: Bounds) -> Result<u64, ()> {
 
 fn get_bits(low: u64, high: u64, step: u64) -> u64 {
     if step == 1 {
-        return !(u64::MAX.checked_shl((high + 1) as u32).unwrap_or(0))
-            & u64::MAX.checked_shl(low as u32).unwrap_or(0);
+        // Out-of-range bounds shift everything out (checked_shl refuses >= 64), as in Go.
+        let shift = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+        return !(u64::MAX
+            .checked_shl(shift(high.saturating_add(1)))
+            .unwrap_or(0))
+            & u64::MAX.checked_shl(shift(low)).unwrap_or(0);
     }
     let mut bits = 0;
     let mut i = low;
