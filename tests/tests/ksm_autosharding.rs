@@ -74,9 +74,27 @@ async fn shard_total_follows_statefulset_replicas() -> Result<()> {
     };
     let of_two = start_ksm(cluster, &static_of(2)).await?;
     let of_three = start_ksm(cluster, &static_of(3)).await?;
-    let want2 = configmap_lines(&scrape(&of_two.metrics).await?);
-    let want3 = configmap_lines(&scrape(&of_three.metrics).await?);
-    assert!(!want2.is_empty() && want2 != want3, "{want2:?} {want3:?}");
+    // Ready is not "listed everything" for every exporter at the same instant: wait until
+    // the two static shards show their (different) halves.
+    let (want2, want3) = wait_until(
+        "the static shards' configmaps",
+        Duration::from_secs(30),
+        || async {
+            let both = || async {
+                anyhow::Ok((
+                    configmap_lines(&scrape(&of_two.metrics).await?),
+                    configmap_lines(&scrape(&of_three.metrics).await?),
+                ))
+            };
+            let first = both().await?;
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let (want2, want3) = both().await?;
+            // Settled (the same a second later), non-empty and different.
+            let settled = first == (want2.clone(), want3.clone());
+            Ok((settled && !want2.is_empty() && want2 != want3).then_some((want2, want3)))
+        },
+    )
+    .await?;
 
     let telemetry = get(&format!("http://{}/metrics", auto.telemetry)).await?;
     assert_eq!(
