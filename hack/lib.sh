@@ -19,6 +19,8 @@ HELM_VERSION="v4.3.2"
 # puts the manifests local-up.sh applies for it (CRDs, RBAC, stages, metrics).
 KWOK_VERSION="v0.8.0"
 KWOK_MANIFESTS="$FERROCRANE_CACHE/kwok-$KWOK_VERSION"
+# The cargo-fuzz setup.sh installs for hack/fuzz.sh.
+CARGO_FUZZ_VERSION="0.13.2"
 
 # The kubectl every script and the e2e harness use: built by setup.sh at $KUBE_VERSION, so it
 # is within the supported skew of the local kube-apiserver (a machine's own kubectl may not be).

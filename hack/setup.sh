@@ -144,9 +144,17 @@ ensure_rust_components() {
     fi
 }
 
+# cargo-fuzz for hack/fuzz.sh: a cargo subcommand from crates.io, built once per machine.
+ensure_fuzz_tools() {
+    if [[ "$(cargo fuzz --version 2>/dev/null)" == "cargo-fuzz $CARGO_FUZZ_VERSION" ]]; then return; fi
+    log "installing cargo-fuzz $CARGO_FUZZ_VERSION"
+    cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked
+}
+
 install_prometheus
 install_tzdata
 ensure_rust_components
+ensure_fuzz_tools
 build_go_tools
 build_kwok
 "$FERROCRANE_ROOT/hack/originals.sh"

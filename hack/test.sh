@@ -17,6 +17,10 @@ log "building binaries and tests"
 cargo build --workspace --bins --locked
 cargo test --workspace --locked --no-run
 
+# Every parser and decoder that reads outside input, fuzzed a few seconds each (issue 13).
+log "fuzzing (${FERROCRANE_FUZZ_SECONDS:-10} s per target)"
+"$FERROCRANE_ROOT/hack/fuzz.sh" "${FERROCRANE_FUZZ_SECONDS:-10}"
+
 # One cluster for the whole run; every e2e test takes a namespace of its own in it.
 CLUSTER_DIR="$(mktemp -d "${TMPDIR:-/tmp}/ferrocrane-test.XXXXXX")"
 cleanup() {

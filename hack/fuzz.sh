@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Runs every cargo-fuzz target in fuzz/ for a fixed time each and prints what it did.
+#
+#   hack/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default: 10 s, every target)
+#
+# hack/test.sh runs it time-boxed ($FERROCRANE_FUZZ_SECONDS, 10 s by default); a longer
+# campaign is the same command with more seconds (docs/reliability.md records one).
+#
+# Each target starts from the committed seeds (fuzz/corpus/TARGET, read only) plus what
+# earlier runs on this machine found ($FERROCRANE_CACHE/fuzz-corpus/TARGET), so CI's short
+# runs build on each other instead of starting over. A crash stops the script: the input is
+# in fuzz/artifacts/TARGET/ and becomes a unit test next to the code it broke.
+#
+# Built with the workspace's own toolchain (RUSTC_BOOTSTRAP lets stable take cargo-fuzz's
+# flags), with debug assertions (an overflow on a size read from input is a crash here) and
+# no sanitizer: the only unsafe code is one mallopt call at startup, and the bugs fuzzing
+# finds in safe Rust are panics, overflows and runaway allocations (libFuzzer's -rss_limit_mb).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+seconds="${1:-10}"
+shift || true
+[[ $seconds =~ ^[0-9]+$ ]] || die "usage: hack/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]"
+command -v cargo-fuzz >/dev/null || die "cargo-fuzz is missing: run hack/setup.sh (it installs cargo-fuzz $CARGO_FUZZ_VERSION)"
+
+cd "$FERROCRANE_ROOT/fuzz"
+export RUSTC_BOOTSTRAP=1
+export CARGO_TARGET_DIR="$FERROCRANE_CACHE/fuzz-target"
+fuzz_flags=(-O -a -s none)
+
+log "building the fuzz targets"
+cargo fuzz build "${fuzz_flags[@]}" >&2
+
+if (($# > 0)); then targets=("$@"); else mapfile -t targets < <(cargo fuzz list); fi
+
+printf '%-26s %12s %10s %8s\n' target executions "per second" corpus
+for t in "${targets[@]}"; do
+    [[ -d corpus/$t ]] || die "fuzz target $t has no seed corpus in fuzz/corpus/$t"
+    scratch="$FERROCRANE_CACHE/fuzz-corpus/$t"
+    mkdir -p "$scratch" "artifacts/$t"
+    out="$(mktemp)"
+    # -rss_limit_mb: a decoder that allocates what the input announces is a finding.
+    if ! cargo fuzz run "${fuzz_flags[@]}" "$t" "$scratch" "corpus/$t" -- \
+        -max_total_time="$seconds" -rss_limit_mb=1024 -timeout=10 -print_final_stats=1 \
+        -artifact_prefix="artifacts/$t/" >"$out" 2>&1; then
+        tail -n 40 "$out" >&2
+        rm -f "$out"
+        die "fuzz target $t crashed; the input is in fuzz/artifacts/$t/ (cargo fuzz fmt -O -a -s none $t FILE prints it)"
+    fi
+    execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$out" | tail -1)"
+    rate="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$out" | tail -1)"
+    rm -f "$out"
+    printf '%-26s %12s %10s %8s\n' "$t" "${execs:-?}" "${rate:-?}" "$(find "$scratch" -type f | wc -l)"
+done
