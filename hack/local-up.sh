@@ -23,6 +23,9 @@
 #
 #   hack/local-up.sh [DIR]      DIR defaults to .local/cluster in the repo (git-ignored)
 #
+# FERROCRANE_APISERVER_ARGS adds flags to kube-apiserver (whitespace-separated), e.g. the
+# fault tests' --watch-cache=false, so a watch resumed after an etcd compaction gets 410 Gone.
+#
 # It also builds and starts the suite's services against it (FERROCRANE_LOCAL_SERVICES, default
 # "ksm adapter craned"; set it empty for a bare cluster, as tests do): ksm and craned scraped by
 # Prometheus, metrics-adapter with config/adapter/default-config.yaml behind its five APIServices.
@@ -173,6 +176,7 @@ start etcd "$FERROCRANE_BIN/etcd" --name local --data-dir "$DIR/etcd" \
 wait_for etcd 30 curl -sf "http://127.0.0.1:$ETCD_PORT/health"
 
 log "starting kube-apiserver on $APISERVER_URL"
+read -r -a APISERVER_EXTRA_ARGS <<<"${FERROCRANE_APISERVER_ARGS:-}"
 # --endpoint-reconciler-type=none: Endpoints may not hold loopback addresses, so the
 # default reconciler would fail forever publishing 127.0.0.1 for the kubernetes Service.
 start kube-apiserver "$FERROCRANE_BIN/kube-apiserver" \
@@ -193,7 +197,8 @@ start kube-apiserver "$FERROCRANE_BIN/kube-apiserver" \
     --proxy-client-cert-file "$PKI/front-proxy-client.crt" --proxy-client-key-file "$PKI/front-proxy-client.key" \
     --enable-aggregator-routing=false \
     --allow-privileged=true \
-    --profiling=false
+    --profiling=false \
+    "${APISERVER_EXTRA_ARGS[@]}"
 wait_for kube-apiserver 90 "$KUBECTL" get --raw /readyz
 
 log "starting kube-controller-manager"

@@ -161,22 +161,9 @@ impl MetricsAdapter {
             Some((&host, std::net::SocketAddr::from(([127, 0, 0, 1], port)))),
         )?;
         let url = format!("https://{host}:{port}/readyz");
-        let ready = wait_until("metrics-adapter ready", Duration::from_secs(60), || {
-            let client = client.clone();
-            let url = url.clone();
-            let alive = process.ensure_running();
-            async move {
-                alive?;
-                Ok(client
-                    .get(&url)
-                    .send()
-                    .await
-                    .ok()
-                    .filter(|r| r.status().is_success())
-                    .map(|_| ()))
-            }
-        })
-        .await;
+        let ready = process
+            .wait_ready_using(&client, &url, Duration::from_secs(60))
+            .await;
         if let Err(e) = ready {
             bail!("{e:#}\nlog:\n{}", process.logs());
         }
@@ -273,14 +260,7 @@ pub fn adapter_https_client_resolving(
     front_proxy: bool,
     resolve: Option<(&str, std::net::SocketAddr)>,
 ) -> Result<reqwest::Client> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut roots = rustls::RootCertStore::empty();
-    for c in CertificateDer::pem_slice_iter(ca.as_bytes()) {
-        roots.add(c?)?;
-    }
-    let builder = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()?
-        .with_root_certificates(roots);
+    let builder = trusting(ca)?;
     let config = if front_proxy {
         let certs: Vec<CertificateDer<'static>> =
             CertificateDer::pem_file_iter(pki(cluster, "front-proxy-client.crt")?)?
@@ -290,6 +270,40 @@ pub fn adapter_https_client_resolving(
     } else {
         builder.with_no_client_auth()
     };
+    client_from(config, resolve)
+}
+
+/// A client trusting the adapter's serving CA and presenting the client certificate
+/// `cert_pem` (with its key), whoever signed it: a forged front proxy, say.
+pub fn adapter_https_client_presenting(
+    ca: &str,
+    cert_pem: &str,
+    key_pem: &str,
+) -> Result<reqwest::Client> {
+    let certs: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_slice_iter(cert_pem.as_bytes()).collect::<Result<_, _>>()?;
+    let key = PrivateKeyDer::from_pem_slice(key_pem.as_bytes())?;
+    let config = trusting(ca)?.with_client_auth_cert(certs, key)?;
+    client_from(config, None)
+}
+
+fn trusting(
+    ca: &str,
+) -> Result<rustls::ConfigBuilder<rustls::ClientConfig, rustls::client::WantsClientCert>> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut roots = rustls::RootCertStore::empty();
+    for c in CertificateDer::pem_slice_iter(ca.as_bytes()) {
+        roots.add(c?)?;
+    }
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(roots))
+}
+
+fn client_from(
+    config: rustls::ClientConfig,
+    resolve: Option<(&str, std::net::SocketAddr)>,
+) -> Result<reqwest::Client> {
     let mut builder = reqwest::Client::builder()
         .tls_backend_preconfigured(config)
         .timeout(Duration::from_secs(10));
@@ -297,4 +311,47 @@ pub fn adapter_https_client_resolving(
         builder = builder.resolve(host, addr);
     }
     Ok(builder.build()?)
+}
+
+/// Upstream's flags for an adapter (ours or the Go original) that a test calls directly, as
+/// the aggregator would (front-proxy client certificate, X-Remote-User/Group), serving the
+/// cluster's aggregated serving certificate on loopback `port`.
+pub fn front_proxied_adapter_args(
+    cluster: &Cluster,
+    port: u16,
+    prometheus: &str,
+    config: &str,
+) -> Result<Vec<String>> {
+    let env = &cluster.env;
+    let kubeconfig = cluster.kubeconfig()?.display().to_string();
+    let mut args: Vec<String> = vec![
+        "--bind-address=127.0.0.1".into(),
+        format!("--secure-port={port}"),
+        format!("--tls-cert-file={}", env.var("AGGREGATED_SERVING_CERT")?),
+        format!(
+            "--tls-private-key-file={}",
+            env.var("AGGREGATED_SERVING_KEY")?
+        ),
+        format!(
+            "--requestheader-client-ca-file={}",
+            env.var("FRONT_PROXY_CA")?
+        ),
+        format!(
+            "--requestheader-allowed-names={}",
+            env.var("FRONT_PROXY_ALLOWED_NAMES")?
+        ),
+        "--requestheader-username-headers=X-Remote-User".into(),
+        "--requestheader-group-headers=X-Remote-Group".into(),
+        "--requestheader-extra-headers-prefix=X-Remote-Extra-".into(),
+        format!("--prometheus-url={prometheus}/"),
+        format!("--config={config}"),
+    ];
+    for flag in [
+        "--authentication-kubeconfig",
+        "--authorization-kubeconfig",
+        "--lister-kubeconfig",
+    ] {
+        args.push(format!("{flag}={kubeconfig}"));
+    }
+    Ok(args)
 }

@@ -4,8 +4,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, ensure};
 
 use crate::process::{random_suffix, repo_root, run};
 use crate::prometheus::PrometheusHandle;
@@ -72,12 +73,13 @@ impl Cluster {
                 env: ClusterEnv::read(Path::new(&env_file))?,
             });
         }
-        let (cluster, _dir) = Self::start_in_new_dir("e2e")?;
+        let (cluster, _dir) = Self::start_in_new_dir("e2e", "")?;
         Ok(cluster)
     }
 
-    /// Runs hack/local-up.sh in a new directory; a reaper stops it when this process exits.
-    fn start_in_new_dir(prefix: &str) -> Result<(Cluster, PathBuf)> {
+    /// Runs hack/local-up.sh in a new directory (`apiserver_args`: extra kube-apiserver flags);
+    /// a reaper stops it when this process exits.
+    fn start_in_new_dir(prefix: &str, apiserver_args: &str) -> Result<(Cluster, PathBuf)> {
         let dir = std::env::temp_dir().join(format!(
             "ferrocrane-{prefix}-{}-{}",
             std::process::id(),
@@ -85,7 +87,11 @@ impl Cluster {
         ));
         std::fs::create_dir_all(&dir)?;
         let root = repo_root();
-        run(Command::new(root.join("hack/local-up.sh")).arg(&dir).env("FERROCRANE_LOCAL_SERVICES", "")).context(
+        run(Command::new(root.join("hack/local-up.sh"))
+            .arg(&dir)
+            .env("FERROCRANE_LOCAL_SERVICES", "")
+            .env("FERROCRANE_APISERVER_ARGS", apiserver_args))
+        .context(
             "hack/local-up.sh failed; run hack/setup.sh to install the control plane, kubectl, kwok and prometheus",
         )?;
         spawn_reaper(&root, &dir)?;
@@ -174,8 +180,131 @@ pub struct PrivateCluster {
 impl PrivateCluster {
     /// Starts one (hack/local-up.sh, 10-30 s).
     pub fn start(prefix: &str) -> Result<Self> {
-        let (cluster, dir) = Cluster::start_in_new_dir(prefix)?;
+        Self::start_with_apiserver_args(prefix, "")
+    }
+
+    /// [`PrivateCluster::start`] with extra kube-apiserver flags (whitespace-separated).
+    pub fn start_with_apiserver_args(prefix: &str, apiserver_args: &str) -> Result<Self> {
+        let (cluster, dir) = Cluster::start_in_new_dir(prefix, apiserver_args)?;
         Ok(Self { cluster, dir })
+    }
+
+    /// Stops kube-apiserver (SIGTERM, as a rolling restart does; SIGKILL when it has not exited
+    /// 20 s later), runs `while_down`, starts it
+    /// again with the same command line and waits until it is ready. Every watch and
+    /// connection to it breaks. The new process replaces the old one in `DIR/pids`, so
+    /// hack/local-down.sh stops it.
+    pub fn restart_apiserver(&self, while_down: impl FnOnce() -> Result<()>) -> Result<()> {
+        let pids_file = self.dir.join("pids");
+        let pids = std::fs::read_to_string(&pids_file)?;
+        let (pid, exe) = pids
+            .lines()
+            .find_map(|l| {
+                let mut f = l.split_whitespace();
+                (f.next() == Some("kube-apiserver")).then(|| Some((f.next()?, f.next()?)))?
+            })
+            .context("kube-apiserver is not in the cluster's pids file")?;
+        let raw = std::fs::read(format!("/proc/{pid}/cmdline"))
+            .context("kube-apiserver is not running")?;
+        let argv: Vec<String> = raw
+            .split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        run(Command::new("kill").args(["-TERM", pid]))?;
+        let gone = Instant::now() + Duration::from_secs(60);
+        // An exited process whose parent (local-up.sh's, long gone) is not reaped stays a
+        // zombie: state Z in /proc/PID/stat, after the command's parenthesised name.
+        let running = || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| Some(s.rsplit_once(") ")?.1.starts_with(['Z', 'X'])))
+                .is_some_and(|dead| !dead)
+        };
+        // It waits for its open requests; a client that stopped reading (a frozen process)
+        // can hold it, so after 20 s it is killed, as a crashed API server would be.
+        let mut killed = false;
+        while running() {
+            if !killed && Instant::now() + Duration::from_secs(40) > gone {
+                run(Command::new("kill").args(["-KILL", pid]))?;
+                killed = true;
+            }
+            ensure!(
+                Instant::now() < gone,
+                "kube-apiserver {pid} did not stop in 60 s"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        while_down()?;
+        let log = std::fs::OpenOptions::new()
+            .append(true)
+            .open(self.dir.join("logs/kube-apiserver.log"))?;
+        let child = Command::new("setsid")
+            .args(&argv)
+            .stdin(std::process::Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()
+            .context("starting kube-apiserver again")?;
+        // setsid execs in place, so the child's pid is kube-apiserver's.
+        let new_pid = child.id().to_string();
+        let rewritten: String = pids
+            .lines()
+            .map(|l| {
+                if l.split_whitespace().next() == Some("kube-apiserver") {
+                    format!("kube-apiserver {new_pid} {exe}\n")
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect();
+        std::fs::write(&pids_file, rewritten)?;
+        let ready = Instant::now() + Duration::from_secs(120);
+        loop {
+            let out = self
+                .cluster
+                .kubectl()?
+                .args(["get", "--raw", "/readyz"])
+                .output()?;
+            if out.status.success() {
+                return Ok(());
+            }
+            ensure!(
+                Instant::now() < ready,
+                "kube-apiserver not ready 120 s after its restart"
+            );
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+
+    /// Compacts etcd's history up to its current revision (through etcd's JSON gateway), as
+    /// kube-apiserver's periodic compaction does: a watch resumed from an older
+    /// resourceVersion is then answered 410 Gone.
+    pub fn compact_etcd(&self) -> Result<i64> {
+        let etcd = self.cluster.env.var("ETCD_URL")?;
+        // Any key's range answer carries the store's current revision in its header.
+        let range = run(Command::new("curl").args([
+            "-sf",
+            "-X",
+            "POST",
+            &format!("{etcd}/v3/kv/range"),
+            "-d",
+            r#"{"key":"AA==","limit":1}"#,
+        ]))?;
+        let header: serde_json::Value = serde_json::from_str(&range)?;
+        let revision: i64 = header["header"]["revision"]
+            .as_str()
+            .context("etcd's range answer has no revision")?
+            .parse()?;
+        run(Command::new("curl").args([
+            "-sf",
+            "-X",
+            "POST",
+            &format!("{etcd}/v3/kv/compaction"),
+            "-d",
+            &format!(r#"{{"revision":"{revision}","physical":true}}"#),
+        ]))?;
+        Ok(revision)
     }
 }
 

@@ -12,6 +12,7 @@ mod cluster;
 mod corpus;
 mod exporter;
 pub mod exposition;
+mod fault_proxy;
 mod helm;
 mod history;
 mod kwok;
@@ -28,11 +29,12 @@ mod wait;
 
 pub use adapter::{
     AdapterLaunch, METRICS_APISERVICES, MetricsAdapter, adapter_https_client,
-    adapter_https_client_resolving,
+    adapter_https_client_presenting, adapter_https_client_resolving, front_proxied_adapter_args,
 };
 pub use cluster::{Cluster, ClusterEnv, Kubectl, PrivateCluster};
 pub use corpus::{CORPUS_LABEL, Corpus};
 pub use exporter::Exporter;
+pub use fault_proxy::{Fault, FaultProxy};
 pub use helm::{ClusterLock, Helm, METRICS_APISERVICES_LOCK, Manifest};
 pub use history::HistoryPrometheus;
 pub use kwok::{KWOK_USAGE_CPU, KWOK_USAGE_MEMORY};

@@ -90,10 +90,23 @@ async fn forward_inner(up: &Upstream, request: Request) -> Result<Response> {
             query = pin_time(&query, &up.at);
         }
     }
+    relay(&up.http, &up.url, parts, &path, &query, body).await
+}
+
+/// Sends a request to the Prometheus at `base_url` (with the client's content type, accept and
+/// authorization headers) and returns its answer as is.
+pub(crate) async fn relay(
+    http: &reqwest::Client,
+    base_url: &str,
+    parts: axum::http::request::Parts,
+    path: &str,
+    query: &str,
+    body: Vec<u8>,
+) -> Result<Response> {
     let url = if query.is_empty() {
-        format!("{}{path}", up.url)
+        format!("{base_url}{path}")
     } else {
-        format!("{}{path}?{query}", up.url)
+        format!("{base_url}{path}?{query}")
     };
     let mut headers = HeaderMap::new();
     for name in [header::CONTENT_TYPE, header::ACCEPT, header::AUTHORIZATION] {
@@ -101,8 +114,7 @@ async fn forward_inner(up: &Upstream, request: Request) -> Result<Response> {
             headers.insert(name, v.clone());
         }
     }
-    let answer = up
-        .http
+    let answer = http
         .request(parts.method, url)
         .headers(headers)
         .body(body)

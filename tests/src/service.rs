@@ -89,9 +89,50 @@ impl ServiceProcess {
         Ok(())
     }
 
+    /// The process id (for a test that signals or checks it was not restarted).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends `signal` (`TERM`, `KILL`, `STOP`, `CONT` ...) with kill(1).
+    pub fn signal(&self, signal: &str) -> Result<()> {
+        let status = Command::new("kill")
+            .args([format!("-{signal}"), self.pid().to_string()])
+            .status()?;
+        anyhow::ensure!(status.success(), "kill -{signal} {} failed", self.pid());
+        Ok(())
+    }
+
+    /// Waits up to `timeout` for the process to exit and returns its status.
+    pub async fn wait_exit(&mut self, timeout: Duration) -> Result<std::process::ExitStatus> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                return Ok(status);
+            }
+            if tokio::time::Instant::now() > deadline {
+                bail!(
+                    "{} still runs after {timeout:?}:\n{}",
+                    self.name,
+                    self.logs()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// Waits until `url` answers 200.
     pub async fn wait_ready(&mut self, url: &str, timeout: Duration) -> Result<()> {
-        let http = http_client()?;
+        self.wait_ready_using(&http_client()?, url, timeout).await
+    }
+
+    /// [`ServiceProcess::wait_ready`] with a client of the caller's (TLS, client certificate).
+    pub async fn wait_ready_using(
+        &mut self,
+        http: &reqwest::Client,
+        url: &str,
+        timeout: Duration,
+    ) -> Result<()> {
         let result = wait_until(&format!("{} ready at {url}", self.name), timeout, || {
             let http = http.clone();
             let alive = self.ensure_running();
@@ -113,6 +154,10 @@ impl ServiceProcess {
 
 impl Drop for ServiceProcess {
     fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(Some(_))) {
+            let _ = std::fs::remove_file(&self.log);
+            return;
+        }
         let pid = self.child.id().to_string();
         let _ = Command::new("kill").args(["-TERM", &pid]).status();
         for _ in 0..50 {

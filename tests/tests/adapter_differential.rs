@@ -15,7 +15,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result, bail};
 use ferrocrane_e2e::{
     Cluster, HistoryPrometheus, PinnedPrometheus, ServiceProcess, adapter_https_client,
-    create_bare_node, free_port, patch_pod_status, repo_root, running_status,
+    create_bare_node, free_port, front_proxied_adapter_args, patch_pod_status, repo_root,
+    running_status,
 };
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Node, Pod, Service};
@@ -778,49 +779,6 @@ async fn create_world(cluster: &Cluster, ns: &str, other_ns: &str) -> Result<Wor
     })
 }
 
-/// The flags both adapters get (upstream's names), serving on `port`.
-fn adapter_args(
-    cluster: &Cluster,
-    port: u16,
-    prometheus: &str,
-    config: &str,
-) -> Result<Vec<String>> {
-    let env = &cluster.env;
-    let kubeconfig = cluster.kubeconfig()?.display().to_string();
-    let mut args: Vec<String> = vec![
-        "--bind-address=127.0.0.1".into(),
-        format!("--secure-port={port}"),
-        format!("--tls-cert-file={}", env.var("AGGREGATED_SERVING_CERT")?),
-        format!(
-            "--tls-private-key-file={}",
-            env.var("AGGREGATED_SERVING_KEY")?
-        ),
-        format!(
-            "--requestheader-client-ca-file={}",
-            env.var("FRONT_PROXY_CA")?
-        ),
-        format!(
-            "--requestheader-allowed-names={}",
-            env.var("FRONT_PROXY_ALLOWED_NAMES")?
-        ),
-        "--requestheader-username-headers=X-Remote-User".into(),
-        "--requestheader-group-headers=X-Remote-Group".into(),
-        "--requestheader-extra-headers-prefix=X-Remote-Extra-".into(),
-        format!("--prometheus-url={prometheus}/"),
-        format!("--config={config}"),
-        "--metrics-relist-interval=5s".into(),
-        "--metrics-max-age=2h".into(),
-    ];
-    for flag in [
-        "--authentication-kubeconfig",
-        "--authorization-kubeconfig",
-        "--lister-kubeconfig",
-    ] {
-        args.push(format!("{flag}={kubeconfig}"));
-    }
-    Ok(args)
-}
-
 /// Waits until `side` answers discovery with a non-empty, settled resource list (two
 /// relists agree), or fails with its log.
 async fn wait_settled(client: &reqwest::Client, side: &mut Side) -> Result<()> {
@@ -886,7 +844,11 @@ async fn compare_config(
         ),
     ] {
         let port = free_port()?;
-        let args = adapter_args(cluster, port, prometheus, &config_path)?;
+        let mut args = front_proxied_adapter_args(cluster, port, prometheus, &config_path)?;
+        args.extend([
+            "--metrics-relist-interval=5s".into(),
+            "--metrics-max-age=2h".into(),
+        ]);
         let process = ServiceProcess::start_program(side, &bin, &args, &[])?;
         sides.push(Side {
             name: side,

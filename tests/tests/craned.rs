@@ -11,8 +11,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result, bail};
 use ferrocrane_core::quantity::Quantity;
 use ferrocrane_e2e::{
-    Cluster, HistoryPrometheus, ServiceProcess, http_client, patch_pod_status, repo_root,
-    running_status, two_ports, wait_until,
+    Cluster, Fault, FaultProxy, HistoryPrometheus, ServiceProcess, http_client, patch_pod_status,
+    repo_root, running_status, two_ports, wait_until,
 };
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::coordination::v1::Lease;
@@ -387,6 +387,8 @@ fn craned_args(
         "--leader-elect=true".to_string(),
         format!("--pod-namespace={namespace}"),
         "--log-level=info,ferrocrane_craned=debug".to_string(),
+        // Far above any answer these tests' histories give; the fault test goes past it.
+        "--prometheus-max-response-size=4Mi".to_string(),
     ])
 }
 
@@ -452,9 +454,11 @@ async fn resource_recommendations_from_backfilled_history() -> Result<()> {
     std::fs::write(&config_path, config_file("0.15"))?;
     let (metrics_port, health_port) = two_ports()?;
     let metrics_addr = format!("127.0.0.1:{metrics_port}");
+    // craned reads Prometheus through a fault proxy, so later steps can fail it.
+    let proxy = FaultProxy::start(&prometheus.handle.url).await?;
     let craned_args = craned_args(
         cluster,
-        &prometheus.handle.url,
+        &proxy.url(),
         &config_path,
         &metrics_addr,
         health_port,
@@ -860,33 +864,151 @@ async fn resource_recommendations_from_backfilled_history() -> Result<()> {
     next_round("standby", "a round by the new leader")
         .await
         .with_context(|| format!("standby log:\n{}", standby.logs()))?;
-    // Prometheus goes away: the round still completes, the Recommendation keeps its value and
-    // says why it is not Ready, and craned keeps running.
-    drop(prometheus);
-    trigger("prometheus-down").await?;
-    wait_until(
-        "PrometheusUnavailable on web's recommendation",
-        Duration::from_secs(60),
+    // Prometheus fails in each way a round can meet: the round still completes, the
+    // Recommendation keeps its value and says why it is not Ready, and craned keeps running.
+    // Once Prometheus answers again, craned retries by itself (30 s after the first failure)
+    // rather than at the rule's next round a day later.
+    let good = ready_recommendation(&recs, "web")
+        .await?
+        .context("web's recommendation is Ready before the faults")?;
+    let good_value = good.data["status"]["recommendedValue"].clone();
+    let faults = [
+        (Fault::Down, "Connection refused"),
+        (Fault::Status(500), "500"),
+        (Fault::Garbage, "decod"),
+        (Fault::Oversized(8 << 20), "--prometheus-max-response-size"),
+    ];
+    for (fault, cause) in faults {
+        proxy.set(fault.clone()).await?;
+        next_round("prometheus-fault", "a round while Prometheus fails")
+            .await
+            .with_context(|| format!("{fault:?}; standby log:\n{}", standby.logs()))?;
+        let failed = wait_until(
+            "PrometheusUnavailable on web's recommendation",
+            Duration::from_secs(60),
+            || {
+                let recs = recs.clone();
+                async move {
+                    Ok(recommendations_of(&recs, "web")
+                        .await?
+                        .into_iter()
+                        .find(|r| {
+                            let s = &r.data["status"];
+                            s["conditions"][0]["status"] == "False"
+                                && s["conditions"][0]["reason"] == "PrometheusUnavailable"
+                        }))
+                }
+            },
+        )
+        .await
+        .with_context(|| format!("{fault:?}; standby log:\n{}", standby.logs()))?;
+        let status = &failed.data["status"];
+        assert_eq!(
+            status["recommendedValue"], good_value,
+            "{fault:?} overwrote the last good value: {status:#}"
+        );
+        let message = status["conditions"][0]["message"].as_str().unwrap_or("");
+        assert!(
+            message.contains(cause),
+            "{fault:?}: the condition does not name the cause ({cause:?}): {message}"
+        );
+        proxy.set(Fault::None).await?;
+        // No trigger: the retry brings it back.
+        wait_until(
+            "web's recommendation Ready again without a new round",
+            Duration::from_secs(90),
+            || {
+                let recs = recs.clone();
+                async move { ready_recommendation(&recs, "web").await }
+            },
+        )
+        .await
+        .with_context(|| format!("{fault:?}; standby log:\n{}", standby.logs()))?;
+        standby.ensure_running()?;
+        eprintln!("{fault:?}: PrometheusUnavailable naming {cause:?}, value kept, retried");
+    }
+
+    // The leader is killed (no chance to release the Lease): a third replica takes over once
+    // the Lease expires (15 s), and the next round is written once, by it.
+    let (m3, h3) = two_ports()?;
+    let mut third_args = craned_args.clone();
+    third_args[3] = format!("--metrics-bind-address=127.0.0.1:{m3}");
+    third_args[4] = format!("--health-probe-bind-address=127.0.0.1:{h3}");
+    let mut third = start_craned(&third_args, h3).await?;
+    standby.signal("KILL")?;
+    let killed_at = std::time::Instant::now();
+    let taken = wait_until(
+        "the third replica takes the lease of the killed leader",
+        Duration::from_secs(40),
         || {
-            let recs = recs.clone();
+            let leases = leases.clone();
+            let killed = new_holder.clone();
             async move {
-                Ok(recommendations_of(&recs, "web")
-                    .await?
-                    .into_iter()
-                    .find(|r| {
-                        let s = &r.data["status"];
-                        s["conditions"][0]["status"] == "False"
-                            && s["conditions"][0]["reason"] == "PrometheusUnavailable"
-                            && s["recommendedValue"]
-                                .as_str()
-                                .is_some_and(|v| !v.is_empty())
-                    }))
+                let h = holder(&leases.get("craned").await?);
+                Ok((!h.is_empty() && h != killed).then_some(h))
             }
         },
     )
     .await
-    .with_context(|| format!("standby log:\n{}", standby.logs()))?;
-    standby.ensure_running()?;
+    .with_context(|| format!("third replica log:\n{}", third.logs()))?;
+    let takeover = killed_at.elapsed();
+    eprintln!("leader killed: {taken} took the lease after {takeover:?}");
+    assert!(
+        takeover <= Duration::from_secs(15 + 2 + 5),
+        "the takeover took {takeover:?}, more than the 15 s lease and a 2 s retry (+5 s slack)"
+    );
+    next_round("third", "a round by the replica that took over")
+        .await
+        .with_context(|| format!("third replica log:\n{}", third.logs()))?;
+    let web_recs = recommendations_of(&recs, "web").await?;
+    assert_eq!(
+        web_recs.len(),
+        1,
+        "one Recommendation for web after three leaders: {:#?}",
+        web_recs
+            .iter()
+            .map(|r| &r.metadata.name)
+            .collect::<Vec<_>>()
+    );
+
+    // A bad edit of the configuration file is refused: counted as a failed reload, named in
+    // the log, and the next round still runs on the last good configuration (margin 0.5).
+    let failures_before = gauge(
+        &scrape(&format!("127.0.0.1:{m3}")).await?,
+        "craned_config_reloads_total",
+        &["result=\"failure\""],
+    )
+    .unwrap_or(0.0);
+    std::fs::write(
+        &config_path,
+        "recommenders: [this is not: a configuration\n",
+    )?;
+    wait_until("the bad reload refused", Duration::from_secs(60), || {
+        let addr = format!("127.0.0.1:{m3}");
+        async move {
+            let text = scrape(&addr).await?;
+            Ok((gauge(
+                &text,
+                "craned_config_reloads_total",
+                &["result=\"failure\""],
+            ) > Some(failures_before))
+            .then_some(()))
+        }
+    })
+    .await
+    .with_context(|| format!("third replica log:\n{}", third.logs()))?;
+    assert!(
+        third.logs().contains(&config_path.display().to_string()),
+        "the refused reload names the file:\n{}",
+        third.logs()
+    );
+    next_round("bad-config", "a round after the bad edit")
+        .await
+        .with_context(|| format!("third replica log:\n{}", third.logs()))?;
+    wait_bumped("web's recommendation still from the last good configuration")
+        .await
+        .with_context(|| format!("third replica log:\n{}", third.logs()))?;
+    third.ensure_running()?;
     Ok(())
 }
 

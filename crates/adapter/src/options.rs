@@ -147,6 +147,11 @@ pub struct PrometheusArgs {
     /// HPA's requests).
     #[arg(long = "prometheus-query-timeout", default_value = "30s", value_parser = parse_duration)]
     pub query_timeout: Duration,
+    /// Largest Prometheus answer read, as a quantity of bytes (`0`: no limit); a larger one
+    /// fails that request (or relist) with an error naming this flag instead of exhausting
+    /// memory. Upstream reads any size.
+    #[arg(long = "prometheus-max-response-size", default_value = ferrocrane_core::prometheus::DEFAULT_MAX_RESPONSE_SIZE)]
+    pub max_response_size: String,
 }
 
 /// HTTPS serving.
@@ -228,6 +233,8 @@ pub enum OptionsError {
     Header(String),
     #[error("--prometheus-verb: {0}")]
     Verb(String),
+    #[error("--prometheus-max-response-size: {0}")]
+    MaxResponseSize(String),
     #[error(
         "--prometheus-client-tls-cert-file and --prometheus-client-tls-key-file must be given together"
     )]
@@ -304,6 +311,9 @@ impl PrometheusArgs {
         let mut cfg = PrometheusConfig::new(self.url.clone());
         cfg.verb = self.verb.parse().map_err(OptionsError::Verb)?;
         cfg.timeout = self.query_timeout;
+        cfg.max_response_bytes =
+            ferrocrane_core::prometheus::parse_response_limit(&self.max_response_size)
+                .map_err(OptionsError::MaxResponseSize)?;
         cfg.headers = self
             .headers
             .iter()

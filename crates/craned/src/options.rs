@@ -59,6 +59,11 @@ pub struct ManagerArgs {
     /// Points per series above which a range query is split.
     #[arg(long = "prometheus-maxpoints", default_value_t = 11000)]
     pub prometheus_maxpoints: u64,
+    /// Largest Prometheus answer read, as a quantity of bytes (`0`: no limit); a larger one
+    /// fails that query with an error naming this flag instead of exhausting memory. Not in
+    /// Crane (which reads any size).
+    #[arg(long = "prometheus-max-response-size", default_value = ferrocrane_core::prometheus::DEFAULT_MAX_RESPONSE_SIZE)]
+    pub prometheus_max_response_size: String,
     /// The recommendation configuration file (Crane's format), reloaded when it changes.
     #[arg(long = "recommendation-configuration-file", default_value = DEFAULT_CONFIGURATION_FILE)]
     pub recommendation_configuration_file: PathBuf,
@@ -204,6 +209,9 @@ impl ManagerArgs {
             return Err(err("prometheus-maxpoints", "must be at least 1"));
         }
         prometheus.max_points_per_query = self.prometheus_maxpoints;
+        prometheus.max_response_bytes =
+            ferrocrane_core::prometheus::parse_response_limit(&self.prometheus_max_response_size)
+                .map_err(|e| err("prometheus-max-response-size", e))?;
         prometheus.insecure_skip_verify = self.prometheus_insecure_skip_verify;
         prometheus.ca_file = self.prometheus_ca_file.clone();
         let basic = !self.prometheus_auth_username.is_empty();
@@ -328,6 +336,7 @@ mod tests {
         assert_eq!(a.prometheus_maxpoints, 11000);
         let s = a.resolve("host-a").unwrap();
         assert_eq!(s.prometheus.timeout, Duration::from_secs(180));
+        assert_eq!(s.prometheus.max_response_bytes, Some(512 << 20));
         assert_eq!(
             s.leader_election,
             Some(LeaseSettings {
@@ -372,6 +381,14 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("--prometheus-timeout:"), "{e}");
+        let e = parse(&[
+            "--prometheus-address=http://p",
+            "--prometheus-max-response-size=-5",
+        ])
+        .resolve("h")
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("--prometheus-max-response-size:"), "{e}");
         let e = parse(&["--prometheus-address=http://p", "--lease-renew-period=20s"])
             .resolve("h")
             .unwrap_err()

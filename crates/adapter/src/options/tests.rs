@@ -87,6 +87,7 @@ fn upstream_flags_parse() {
         ]
     );
     assert_eq!(cfg.timeout, Duration::from_secs(5));
+    assert_eq!(cfg.max_response_bytes, Some(512 << 20), "the default cap");
     assert_eq!(cfg.bearer_token_file, Some(PathBuf::from("/t")));
     assert_eq!(cfg.client_key_file, Some(PathBuf::from("/k")));
 }
@@ -114,6 +115,16 @@ fn bad_flags_name_the_flag() {
     assert!(a.validate().is_err());
     let a = parse(&["--tls-cert-file=/c"]);
     assert!(a.validate().is_err());
+    let a = parse(&["--prometheus-max-response-size=huge"]);
+    let e = a
+        .prometheus
+        .client_config(Path::new("/nonexistent"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--prometheus-max-response-size"), "{e}");
+    let a = parse(&["--prometheus-max-response-size=0"]);
+    let cfg = a.prometheus.client_config(Path::new("/n")).unwrap();
+    assert_eq!(cfg.max_response_bytes, None, "0 turns the cap off");
     let e = Args::try_parse_from(["m", "--metrics-relist-interval=10 minutes"]).unwrap_err();
     assert!(e.to_string().contains("metrics-relist-interval"), "{e}");
 }

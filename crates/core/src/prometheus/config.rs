@@ -120,6 +120,28 @@ impl std::fmt::Debug for PrometheusConfig {
     }
 }
 
+/// The `--prometheus-max-response-size` default of the services: no real query or relist comes
+/// near it (100k pods' series lists are tens of MiB), while a careless `series` selector or a
+/// misbehaving proxy stops there instead of at the OOM killer. Upstream has no cap.
+pub const DEFAULT_MAX_RESPONSE_SIZE: &str = "512Mi";
+
+/// `--prometheus-max-response-size`: a Kubernetes quantity of bytes (`512Mi`, `1G`, `1048576`);
+/// `0` turns the cap off.
+pub fn parse_response_limit(text: &str) -> Result<Option<usize>, String> {
+    let q = crate::quantity::Quantity::parse(text).map_err(|e| e.to_string())?;
+    let bytes = q.value();
+    if bytes < 0 {
+        return Err(format!(
+            "{text:?} is negative; give a size such as 512Mi, or 0 for no limit"
+        ));
+    }
+    match usize::try_from(bytes) {
+        Ok(0) => Ok(None),
+        Ok(n) => Ok(Some(n)),
+        Err(_) => Err(format!("{text:?} is larger than this machine can address")),
+    }
+}
+
 impl PrometheusConfig {
     /// A config with defaults: GET, 60 s timeout, 10 in flight (Crane's query concurrency),
     /// 11,000 points per range chunk, POST for series URLs over 8 KiB, no body limit, no auth,
@@ -142,5 +164,30 @@ impl PrometheusConfig {
             max_response_bytes: None,
             metrics: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn response_limits_read_as_quantities() {
+        assert_eq!(parse_response_limit("512Mi"), Ok(Some(512 << 20)));
+        assert_eq!(parse_response_limit("1G"), Ok(Some(1_000_000_000)));
+        assert_eq!(parse_response_limit("4096"), Ok(Some(4096)));
+        assert_eq!(parse_response_limit("0"), Ok(None));
+        assert_eq!(
+            parse_response_limit(DEFAULT_MAX_RESPONSE_SIZE),
+            Ok(Some(512 << 20))
+        );
+    }
+
+    #[test]
+    fn bad_response_limits_say_why() {
+        let negative = parse_response_limit("-1Mi").unwrap_err();
+        assert!(negative.contains("negative"), "{negative}");
+        assert!(parse_response_limit("lots").is_err());
+        assert!(parse_response_limit("").is_err());
     }
 }

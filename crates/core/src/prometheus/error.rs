@@ -46,7 +46,7 @@ pub enum PrometheusError {
     },
 
     /// Could not connect (DNS, refused, TLS handshake).
-    #[error("cannot connect to Prometheus for {endpoint}: {source}")]
+    #[error("cannot connect to Prometheus for {endpoint}: {}", root_cause(source))]
     Connect {
         endpoint: &'static str,
         #[source]
@@ -54,7 +54,7 @@ pub enum PrometheusError {
     },
 
     /// Any other transport failure (connection reset mid-body, ...).
-    #[error("Prometheus {endpoint} request failed: {source}")]
+    #[error("Prometheus {endpoint} request failed: {}", root_cause(source))]
     Transport {
         endpoint: &'static str,
         #[source]
@@ -63,7 +63,7 @@ pub enum PrometheusError {
 
     /// The body exceeded [`super::PrometheusConfig::max_response_bytes`].
     #[error(
-        "Prometheus {endpoint} response exceeded {limit} bytes; narrow the query or raise the limit"
+        "Prometheus {endpoint} response exceeded {limit} bytes; narrow the query or raise --prometheus-max-response-size"
     )]
     ResponseTooLarge {
         endpoint: &'static str,
@@ -83,6 +83,20 @@ pub enum PrometheusError {
         endpoint: &'static str,
         got: &'static str,
     },
+}
+
+/// The innermost error of a chain: reqwest's own message ("error sending request for url")
+/// hides what happened ("Connection refused (os error 111)"), which is what an operator needs.
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut inner = e;
+    while let Some(next) = inner.source() {
+        inner = next;
+    }
+    if std::ptr::addr_eq(inner, e) {
+        e.to_string()
+    } else {
+        format!("{e}: {inner}")
+    }
 }
 
 impl PrometheusError {

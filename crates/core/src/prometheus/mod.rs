@@ -35,7 +35,10 @@ mod server_tests;
 mod tls_tests;
 
 pub use client::{Endpoint, PrometheusClient, endpoint_url, format_timestamp_ms, parse_base_url};
-pub use config::{BasicAuth, MetricsOptions, PrometheusConfig, Verb};
+pub use config::{
+    BasicAuth, DEFAULT_MAX_RESPONSE_SIZE, MetricsOptions, PrometheusConfig, Verb,
+    parse_response_limit,
+};
 pub use error::PrometheusError;
 pub use range::{Chunk, DEFAULT_MAX_POINTS, merge_chunks, plan_chunks, point_count};
 pub use response::{

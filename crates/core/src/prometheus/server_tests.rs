@@ -299,6 +299,9 @@ async fn connection_refused_is_connect_error() {
     let err = client.query("up", None).await.unwrap_err();
     assert!(matches!(err, PrometheusError::Connect { .. }), "{err:?}");
     assert_eq!(err.metric_code(), "connect_error");
+    // The message says what happened, not only reqwest's "error sending request".
+    let message = err.to_string();
+    assert!(message.contains("Connection refused"), "{message}");
 }
 
 #[tokio::test]

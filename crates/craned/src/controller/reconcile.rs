@@ -153,10 +153,24 @@ pub async fn reconcile(rule: Arc<RecommendationRule>, ctx: Arc<Context>) -> Resu
                     existing.get(k).is_none_or(|r| {
                         // Crane's trigger: a lowered run-number re-runs the Recommendation.
                         run_number_of(r) < previous_run.max(1)
+                            || retry_in(r, now) == Some(Duration::ZERO)
                     })
                 })
                 .collect(),
         ),
+    };
+    // A Recommendation that found Prometheus unavailable is retried before the next round
+    // (status::prometheus_retry_in): look again when the soonest such retry is due, and after
+    // a round that ran anything (its failures are not in the informer's view yet).
+    let retry_check = if todo.is_empty() {
+        existing
+            .iter()
+            .filter(|(k, _)| wanted.contains(k))
+            .filter_map(|(_, r)| retry_in(r, now))
+            .min()
+            .map(|d| d.max(Duration::from_secs(1)))
+    } else {
+        Some(status::RETRY_MIN)
     };
 
     let mut missions: BTreeMap<IdentityKey, RecommendationMission> = BTreeMap::new();
@@ -194,14 +208,20 @@ pub async fn reconcile(rule: Arc<RecommendationRule>, ctx: Arc<Context>) -> Resu
     if triggered && ctx.leader.is_leader() {
         clear_trigger(&ctx, &rule).await?;
     }
-    Ok(match plan {
-        Plan::Run => match interval {
-            Some(i) => Action::requeue(i),
-            None => Action::await_change(),
-        },
-        Plan::Wait(d) => Action::requeue(d),
-        Plan::Done => Action::await_change(),
+    let next = match plan {
+        Plan::Run => interval,
+        Plan::Wait(d) => Some(d),
+        Plan::Done => None,
+    };
+    Ok(match (next, retry_check) {
+        (Some(a), Some(b)) => Action::requeue(a.min(b)),
+        (Some(d), None) | (None, Some(d)) => Action::requeue(d),
+        (None, None) => Action::await_change(),
     })
+}
+
+fn retry_in(r: &Recommendation, now: Timestamp) -> Option<Duration> {
+    status::prometheus_retry_in(r.status.as_ref()?, now)
 }
 
 /// Deletes the Recommendations whose identity no longer exists (target deleted, selector or

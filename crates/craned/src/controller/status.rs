@@ -172,6 +172,32 @@ pub fn next_status(
     s
 }
 
+/// The first retry of a Recommendation whose run failed because Prometheus was unavailable.
+pub const RETRY_MIN: Duration = Duration::from_secs(30);
+/// The longest wait between retries (the rule's own interval still applies when shorter).
+pub const RETRY_MAX: Duration = Duration::from_secs(600);
+
+/// When a Recommendation whose last run found Prometheus unavailable should run again, before
+/// its rule's next round: `Some(ZERO)` now, `Some(d)` in `d`, `None` when it did not fail so
+/// (Crane waits for the next round, a day by default, with the value stale and not Ready).
+///
+/// The wait doubles with each failed attempt without storing a count: it is the time the
+/// Recommendation has already been failing (since Ready turned False), between 30 s and 10 min.
+pub fn prometheus_retry_in(s: &RecommendationStatus, now: Timestamp) -> Option<Duration> {
+    let ready = s.conditions.iter().find(|c| c.type_ == READY)?;
+    if ready.status != "False"
+        || ready.reason != failure_reason(&RunError::DataSource(String::new()))
+    {
+        return None;
+    }
+    let last_try = s.last_update_time.as_ref()?.0;
+    let failing = Duration::try_from(last_try.duration_since(ready.last_transition_time.0))
+        .unwrap_or_default();
+    let wait = failing.clamp(RETRY_MIN, RETRY_MAX);
+    let waited = Duration::try_from(now.duration_since(last_try)).unwrap_or_default();
+    Some(wait.saturating_sub(waited))
+}
+
 /// Whether a status is Ready.
 pub fn is_ready(s: &RecommendationStatus) -> bool {
     s.conditions
@@ -190,6 +216,55 @@ mod tests {
 
     fn ts(s: &str) -> Timestamp {
         s.parse().unwrap()
+    }
+
+    fn failed(first: &str, last_try: &str, reason: &str) -> RecommendationStatus {
+        RecommendationStatus {
+            last_update_time: Some(Time(ts(last_try))),
+            conditions: vec![Condition {
+                type_: READY.into(),
+                status: "False".into(),
+                reason: reason.into(),
+                message: "connection refused".into(),
+                last_transition_time: Time(ts(first)),
+                observed_generation: None,
+            }],
+            ..RecommendationStatus::default()
+        }
+    }
+
+    #[test]
+    fn prometheus_failures_are_retried_with_a_doubling_wait() {
+        let first = "2024-01-01T00:00:00Z";
+        // Failed once just now: the first retry 30 s later.
+        let s = failed(first, first, "PrometheusUnavailable");
+        assert_eq!(
+            prometheus_retry_in(&s, ts("2024-01-01T00:00:10Z")),
+            Some(Duration::from_secs(20))
+        );
+        assert_eq!(
+            prometheus_retry_in(&s, ts("2024-01-01T00:00:30Z")),
+            Some(Duration::ZERO)
+        );
+        // Failing for 2 minutes at the last try: the next one 2 minutes after it.
+        let s = failed(first, "2024-01-01T00:02:00Z", "PrometheusUnavailable");
+        assert_eq!(
+            prometheus_retry_in(&s, ts("2024-01-01T00:03:00Z")),
+            Some(Duration::from_secs(60))
+        );
+        // Never more than 10 minutes apart.
+        let s = failed(first, "2024-01-01T05:00:00Z", "PrometheusUnavailable");
+        assert_eq!(
+            prometheus_retry_in(&s, ts("2024-01-01T05:00:00Z")),
+            Some(RETRY_MAX)
+        );
+        // Other failures wait for the round: the data will not appear by retrying.
+        let s = failed(first, first, "InsufficientData");
+        assert_eq!(prometheus_retry_in(&s, ts("2024-01-01T01:00:00Z")), None);
+        assert_eq!(
+            prometheus_retry_in(&RecommendationStatus::default(), ts(first)),
+            None
+        );
     }
 
     #[test]

@@ -1,0 +1,210 @@
+//! ksm under control-plane faults (issue 13), on a private control plane whose kube-apiserver
+//! runs without its watch cache, so a watch resumed after an etcd compaction is answered
+//! 410 Gone as on a busy real cluster:
+//! - kube-apiserver restarted under ksm: changes made afterwards show, and the output equals
+//!   a freshly started ksm's;
+//! - ksm frozen (SIGSTOP) while the API server restarts, objects change and etcd is
+//!   compacted: on waking its watches get 410 Gone, it relists, and again nothing is stale or
+//!   lost against a fresh ksm;
+//! - SIGTERM while scrapes are in flight: every answer begun is complete, and ksm exits 0.
+
+mod ksm_support;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail, ensure};
+use ferrocrane_e2e::{PrivateCluster, http_client};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use serde_json::json;
+
+use ksm_support::{Ksm, sample_lines, scrape, start_ksm, wait_for_scrape};
+
+/// Families of objects that change on their own (kwok's heartbeats, the controller manager's
+/// status updates) are left out, so two scrapes a moment apart can be equal.
+const RESOURCES: &str = "--resources=configmaps,deployments,namespaces,secrets,services";
+
+async fn create_configmap(api: &Api<ConfigMap>, name: &str) -> Result<()> {
+    api.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"metadata": {"name": name}, "data": {"k": "v"}}))?,
+    )
+    .await?;
+    Ok(())
+}
+
+/// The sample lines of ksm's output, as a set (the order of series is not compared).
+async fn samples(ksm: &Ksm) -> Result<BTreeSet<String>> {
+    Ok(sample_lines(&scrape(&ksm.metrics).await?))
+}
+
+/// Waits until `ksm` and a freshly started ksm (same flags) agree exactly.
+async fn equals_a_fresh_ksm(
+    cluster: &PrivateCluster,
+    ksm: &Ksm,
+    flags: &[String],
+    what: &str,
+) -> Result<()> {
+    let fresh = start_ksm(&cluster.cluster, flags).await?;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(90);
+    loop {
+        let (a, b) = (samples(ksm).await?, samples(&fresh).await?);
+        if a == b {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() > deadline {
+            let stale: Vec<_> = a.difference(&b).take(20).collect();
+            let missing: Vec<_> = b.difference(&a).take(20).collect();
+            bail!(
+                "{what}: the long-running ksm differs from a fresh one\nonly in it (stale): {stale:#?}\nonly in the fresh one (lost): {missing:#?}\nits log:\n{}",
+                ksm.process.logs()
+            );
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn apiserver_restarts_and_410_gone_lose_nothing_and_sigterm_drains() -> Result<()> {
+    let cluster = PrivateCluster::start_with_apiserver_args("faults-ksm", "--watch-cache=false")?;
+    let client = cluster.cluster.client().await?;
+    let n = "faults";
+    Api::<Namespace>::all(client.clone())
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": n}}))?,
+        )
+        .await?;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), n);
+    for i in 0..5 {
+        create_configmap(&cms, &format!("cm-{i}")).await?;
+    }
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), n);
+    deployments
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({
+                "metadata": {"name": "web"},
+                "spec": {
+                    "replicas": 1,
+                    "selector": {"matchLabels": {"app": "web"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "web"}},
+                        "spec": {"containers": [{"name": "app", "image": "registry.invalid/app:1"}]},
+                    },
+                },
+            }))?,
+        )
+        .await?;
+
+    let flags = vec![RESOURCES.to_owned()];
+    let mut ksm = start_ksm(&cluster.cluster, &flags).await?;
+    let info = |cm: &str| format!("kube_configmap_info{{namespace=\"{n}\",configmap=\"{cm}\"}} 1");
+    wait_for_scrape("ksm lists the config maps", &ksm.metrics, |t| {
+        t.contains(&info("cm-4"))
+    })
+    .await?;
+
+    // 1. The API server restarts under ksm; what changes afterwards shows.
+    cluster.restart_apiserver(|| Ok(()))?;
+    create_configmap(&cms, "cm-5").await?;
+    cms.delete("cm-0", &DeleteParams::default()).await?;
+    wait_for_scrape("changes after the restart", &ksm.metrics, |t| {
+        t.contains(&info("cm-5")) && !t.contains(&info("cm-0"))
+    })
+    .await
+    .with_context(|| ksm.process.logs())?;
+    equals_a_fresh_ksm(&cluster, &ksm, &flags, "after an API server restart").await?;
+    eprintln!("API server restart: ksm caught up and equals a fresh ksm");
+
+    // 2. 410 Gone: ksm sleeps through a restart, changes and a compaction.
+    let log_offset = ksm.process.logs().len();
+    ksm.process.signal("STOP")?;
+    let frozen = async {
+        cluster.restart_apiserver(|| Ok(()))?;
+        create_configmap(&cms, "cm-6").await?;
+        cms.delete("cm-1", &DeleteParams::default()).await?;
+        cms.patch(
+            "cm-2",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"k": "changed"}})),
+        )
+        .await?;
+        deployments
+            .patch(
+                "web",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"replicas": 3}})),
+            )
+            .await?;
+        cluster.compact_etcd()
+    }
+    .await;
+    ksm.process.signal("CONT")?;
+    let revision = frozen?;
+    wait_for_scrape("changes made while ksm was frozen", &ksm.metrics, |t| {
+        t.contains(&info("cm-6"))
+            && !t.contains(&info("cm-1"))
+            && t.contains(&format!(
+                "kube_deployment_spec_replicas{{namespace=\"{n}\",deployment=\"web\"}} 3"
+            ))
+    })
+    .await
+    .with_context(|| ksm.process.logs())?;
+    let log = ksm
+        .process
+        .logs()
+        .get(log_offset..)
+        .unwrap_or("")
+        .to_owned();
+    ensure!(
+        log.contains("is too old") && log.contains("Expired"),
+        "ksm's watches were not answered 410 Gone after the compaction at revision {revision}; its log since:\n{log}"
+    );
+    equals_a_fresh_ksm(&cluster, &ksm, &flags, "after 410 Gone").await?;
+    eprintln!("410 Gone after compaction at revision {revision}: relisted, equals a fresh ksm");
+
+    // 3. SIGTERM with scrapes in flight: an answer begun is an answer finished.
+    let http = http_client()?;
+    let url = format!("http://{}/metrics", ksm.metrics);
+    let scrapes: Vec<_> = (0..16)
+        .map(|i| {
+            let http = http.clone();
+            let url = url.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(i * 5)).await;
+                let Ok(resp) = http.get(&url).send().await else {
+                    return anyhow::Ok(None); // refused: sent after the listener closed
+                };
+                ensure!(resp.status() == 200, "status {}", resp.status());
+                let body = resp.text().await.context("a begun answer was cut off")?;
+                Ok(Some(body))
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    ksm.process.signal("TERM")?;
+    let mut answered = 0;
+    for s in scrapes {
+        if let Some(body) = s.await?? {
+            ensure!(
+                body.ends_with('\n') && body.contains(&info("cm-6")),
+                "an answer ended early: {} bytes",
+                body.len()
+            );
+            answered += 1;
+        }
+    }
+    let exit = ksm.process.wait_exit(Duration::from_secs(30)).await?;
+    ensure!(
+        exit.success(),
+        "ksm's exit after SIGTERM: {exit}\n{}",
+        ksm.process.logs()
+    );
+    eprintln!(
+        "SIGTERM: {answered} of 16 scrapes were in flight or before it, each complete; exit 0"
+    );
+    Ok(())
+}
