@@ -10,6 +10,7 @@
 mod adapter;
 mod cluster;
 mod corpus;
+mod craned_crds;
 mod exporter;
 pub mod exposition;
 mod fault_proxy;
@@ -33,6 +34,7 @@ pub use adapter::{
 };
 pub use cluster::{Cluster, ClusterEnv, Kubectl, PrivateCluster};
 pub use corpus::{CORPUS_LABEL, Corpus};
+pub use craned_crds::install_craned_crds;
 pub use exporter::Exporter;
 pub use fault_proxy::{Fault, FaultProxy};
 pub use helm::{ClusterLock, Helm, METRICS_APISERVICES_LOCK, Manifest};

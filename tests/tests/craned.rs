@@ -11,13 +11,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result, bail};
 use ferrocrane_core::quantity::Quantity;
 use ferrocrane_e2e::{
-    Cluster, Fault, FaultProxy, HistoryPrometheus, ServiceProcess, http_client, patch_pod_status,
-    repo_root, running_status, two_ports, wait_until,
+    Cluster, Fault, FaultProxy, HistoryPrometheus, ServiceProcess, http_client,
+    install_craned_crds, patch_pod_status, running_status, two_ports, wait_until,
 };
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Service};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
 };
@@ -202,45 +201,6 @@ recommenders:
       creation-cooldown: \"0s\"
 "
     )
-}
-
-async fn install_crds(cluster: &Cluster, client: &kube::Client) -> Result<()> {
-    let out = cluster
-        .kubectl()?
-        .args(["apply", "--server-side", "--force-conflicts", "-f"])
-        .arg(repo_root().join("deploy/crds"))
-        .output()?;
-    if !out.status.success() {
-        bail!(
-            "kubectl apply deploy/crds: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for name in [
-        "recommendations.analysis.crane.io",
-        "recommendationrules.analysis.crane.io",
-    ] {
-        wait_until(
-            &format!("CRD {name} established"),
-            Duration::from_secs(30),
-            || {
-                let crds = crds.clone();
-                async move {
-                    let crd = crds.get(name).await?;
-                    Ok(crd
-                        .status
-                        .and_then(|s| s.conditions)
-                        .unwrap_or_default()
-                        .iter()
-                        .any(|c| c.type_ == "Established" && c.status == "True")
-                        .then_some(()))
-                }
-            },
-        )
-        .await?;
-    }
-    Ok(())
 }
 
 fn deployment(namespace: &str, w: &Workload) -> Value {
@@ -435,7 +395,7 @@ async fn create_rule(
 async fn resource_recommendations_from_backfilled_history() -> Result<()> {
     let cluster = Cluster::get()?;
     let client = cluster.client().await?;
-    install_crds(cluster, &client).await?;
+    install_craned_crds(cluster, &client).await?;
     let ns = cluster.namespace("craned").await?;
 
     // History ends a minute ago, so "now - 7 days" in craned's query lies inside it.
@@ -1074,7 +1034,7 @@ async fn recommendation_with_reason(
 async fn idle_nodes_and_orphan_services_from_prometheus_series() -> Result<()> {
     let cluster = Cluster::get()?;
     let client = cluster.client().await?;
-    install_crds(cluster, &client).await?;
+    install_craned_crds(cluster, &client).await?;
     let ns = cluster.namespace("craned-idle").await?;
     let n = &ns.name;
     let (idle, busy) = (format!("idle-{n}"), format!("busy-{n}"));

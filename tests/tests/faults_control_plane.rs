@@ -1,8 +1,9 @@
-//! ksm under control-plane faults (issue 13), on a private control plane whose kube-apiserver
+//! ksm and craned under control-plane faults (issue 13), on a private control plane whose kube-apiserver
 //! runs without its watch cache, so a watch resumed after an etcd compaction is answered
 //! 410 Gone as on a busy real cluster:
-//! - kube-apiserver restarted under ksm: changes made afterwards show, and the output equals
-//!   a freshly started ksm's;
+//! - kube-apiserver restarted under ksm and craned: changes made afterwards show, ksm's output
+//!   equals a freshly started ksm's, and craned's watch of its rules sees a run-once trigger
+//!   and writes the new Deployment's Recommendation;
 //! - ksm frozen (SIGSTOP) while the API server restarts, objects change and etcd is
 //!   compacted: on waking its watches get 410 Gone, it relists, and again nothing is stale or
 //!   lost against a fresh ksm;
@@ -14,10 +15,16 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail, ensure};
-use ferrocrane_e2e::{PrivateCluster, http_client};
+use ferrocrane_e2e::{
+    PrivateCluster, ServiceProcess, http_client, install_craned_crds, repo_root, two_ports,
+    wait_until,
+};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
+    PatchParams, PostParams,
+};
 use serde_json::json;
 
 use ksm_support::{Ksm, sample_lines, scrape, start_ksm, wait_for_scrape};
@@ -66,6 +73,94 @@ async fn equals_a_fresh_ksm(
     }
 }
 
+fn deployment(name: &str) -> Result<Deployment> {
+    Ok(serde_json::from_value(json!({
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "app", "image": "registry.invalid/app:1"}]},
+            },
+        },
+    }))?)
+}
+
+fn dynamic_api(
+    client: &kube::Client,
+    kind: &str,
+    plural: &str,
+    namespace: Option<&str>,
+) -> Api<DynamicObject> {
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("analysis.crane.io", "v1alpha1", kind),
+        plural,
+    );
+    match namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
+        None => Api::all_with(client.clone(), &ar),
+    }
+}
+
+/// craned on the private cluster, alone (no leader election), with the repository's example
+/// configuration.
+async fn start_craned(cluster: &PrivateCluster, namespace: &str) -> Result<ServiceProcess> {
+    let client = cluster.cluster.client().await?;
+    install_craned_crds(&cluster.cluster, &client).await?;
+    let (metrics, health) = two_ports()?;
+    let args = vec![
+        format!("--kubeconfig={}", cluster.cluster.kubeconfig()?.display()),
+        format!(
+            "--prometheus-address={}",
+            cluster.cluster.env.var("PROMETHEUS_URL")?
+        ),
+        format!(
+            "--recommendation-configuration-file={}",
+            repo_root()
+                .join("config/craned/recommendation-configuration.yaml")
+                .display()
+        ),
+        format!("--metrics-bind-address=127.0.0.1:{metrics}"),
+        format!("--health-probe-bind-address=127.0.0.1:{health}"),
+        "--leader-elect=false".into(),
+        format!("--pod-namespace={namespace}"),
+    ];
+    let mut craned = ServiceProcess::start("craned", &args)?;
+    craned
+        .wait_ready(
+            &format!("http://127.0.0.1:{health}/readyz"),
+            Duration::from_secs(60),
+        )
+        .await?;
+    Ok(craned)
+}
+
+/// Waits until craned has written a Recommendation for the Deployment `target`.
+async fn recommendation_for(
+    recs: &Api<DynamicObject>,
+    target: &str,
+    craned: &mut ServiceProcess,
+) -> Result<()> {
+    let selector = format!("analysis.crane.io/recommendation-target-name={target}");
+    let found = wait_until(
+        &format!("craned's Recommendation for {target}"),
+        Duration::from_secs(90),
+        || {
+            let alive = craned.ensure_running();
+            let recs = recs.clone();
+            let selector = selector.clone();
+            async move {
+                alive?;
+                let list = recs.list(&ListParams::default().labels(&selector)).await?;
+                Ok((!list.items.is_empty()).then_some(()))
+            }
+        },
+    )
+    .await;
+    found.with_context(|| format!("craned log:\n{}", craned.logs()))
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn apiserver_restarts_and_410_gone_lose_nothing_and_sigterm_drains() -> Result<()> {
     let cluster = PrivateCluster::start_with_apiserver_args("faults-ksm", "--watch-cache=false")?;
@@ -83,20 +178,7 @@ async fn apiserver_restarts_and_410_gone_lose_nothing_and_sigterm_drains() -> Re
     }
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), n);
     deployments
-        .create(
-            &PostParams::default(),
-            &serde_json::from_value(json!({
-                "metadata": {"name": "web"},
-                "spec": {
-                    "replicas": 1,
-                    "selector": {"matchLabels": {"app": "web"}},
-                    "template": {
-                        "metadata": {"labels": {"app": "web"}},
-                        "spec": {"containers": [{"name": "app", "image": "registry.invalid/app:1"}]},
-                    },
-                },
-            }))?,
-        )
+        .create(&PostParams::default(), &deployment("web")?)
         .await?;
 
     let flags = vec![RESOURCES.to_owned()];
@@ -106,6 +188,30 @@ async fn apiserver_restarts_and_410_gone_lose_nothing_and_sigterm_drains() -> Re
         t.contains(&info("cm-4"))
     })
     .await?;
+
+    // craned beside it, one round of a rule over the namespace's Deployments before the
+    // restart (Prometheus has no history for them: the Recommendations say so, which is
+    // enough to show craned reads and writes).
+    let mut craned = start_craned(&cluster, n).await?;
+    let rules = dynamic_api(&client, "RecommendationRule", "recommendationrules", None);
+    let recs = dynamic_api(&client, "Recommendation", "recommendations", Some(n));
+    rules
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({
+                "apiVersion": "analysis.crane.io/v1alpha1",
+                "kind": "RecommendationRule",
+                "metadata": {"name": "faults"},
+                "spec": {
+                    "runInterval": "24h",
+                    "namespaceSelector": {"matchNames": [n]},
+                    "resourceSelectors": [{"kind": "Deployment", "apiVersion": "apps/v1"}],
+                    "recommenders": [{"name": "Resource"}],
+                },
+            }))?,
+        )
+        .await?;
+    recommendation_for(&recs, "web", &mut craned).await?;
 
     // 1. The API server restarts under ksm; what changes afterwards shows.
     cluster.restart_apiserver(|| Ok(()))?;
@@ -117,7 +223,20 @@ async fn apiserver_restarts_and_410_gone_lose_nothing_and_sigterm_drains() -> Re
     .await
     .with_context(|| ksm.process.logs())?;
     equals_a_fresh_ksm(&cluster, &ksm, &flags, "after an API server restart").await?;
-    eprintln!("API server restart: ksm caught up and equals a fresh ksm");
+    deployments
+        .create(&PostParams::default(), &deployment("api")?)
+        .await?;
+    rules
+        .patch(
+            "faults",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"annotations": {"analysis.crane.io/run-once": "after-restart"}}})),
+        )
+        .await?;
+    recommendation_for(&recs, "api", &mut craned).await?;
+    eprintln!(
+        "API server restart: ksm caught up and equals a fresh ksm; craned ran the triggered round"
+    );
 
     // 2. 410 Gone: ksm sleeps through a restart, changes and a compaction.
     let log_offset = ksm.process.logs().len();
