@@ -1,9 +1,10 @@
 //! ksm and craned under control-plane faults (issue 13), on a private control plane whose kube-apiserver
 //! runs without its watch cache, so a watch resumed after an etcd compaction is answered
 //! 410 Gone as on a busy real cluster:
-//! - kube-apiserver restarted under ksm and craned: changes made afterwards show, ksm's output
-//!   equals a freshly started ksm's, and craned's watch of its rules sees a run-once trigger
-//!   and writes the new Deployment's Recommendation;
+//! - kube-apiserver restarted under ksm, craned and metrics-adapter: changes made afterwards
+//!   show, ksm's output equals a freshly started ksm's, craned's watch of its rules sees a
+//!   run-once trigger and writes the new Deployment's Recommendation, and the adapter still
+//!   serves node metrics and asks the restarted API server who may read them;
 //! - ksm frozen (SIGSTOP) while the API server restarts, objects change and etcd is
 //!   compacted: on waking its watches get 410 Gone, it relists, and again nothing is stale or
 //!   lost against a fresh ksm;
@@ -16,8 +17,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail, ensure};
 use ferrocrane_e2e::{
-    PrivateCluster, ServiceProcess, http_client, install_craned_crds, repo_root, two_ports,
-    wait_until,
+    PrivateCluster, ServiceProcess, adapter_https_client, free_port, front_proxied_adapter_args,
+    http_client, install_craned_crds, repo_root, two_ports, wait_until,
 };
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
@@ -25,7 +26,7 @@ use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
     PatchParams, PostParams,
 };
-use serde_json::json;
+use serde_json::{Value, json};
 
 use ksm_support::{Ksm, sample_lines, scrape, start_ksm, wait_for_scrape};
 
@@ -161,6 +162,88 @@ async fn recommendation_for(
     found.with_context(|| format!("craned log:\n{}", craned.logs()))
 }
 
+struct Adapter {
+    process: ServiceProcess,
+    base: String,
+    http: reqwest::Client,
+    nodes: Vec<String>,
+}
+
+impl Adapter {
+    async fn get(&self, path: &str, user: &str, group: Option<&str>) -> Result<(u16, Value)> {
+        let mut request = self
+            .http
+            .get(format!("{}{path}", self.base))
+            .header("X-Remote-User", user);
+        if let Some(g) = group {
+            request = request.header("X-Remote-Group", g);
+        }
+        let resp = request.send().await?;
+        let status = resp.status().as_u16();
+        let body = resp.bytes().await?;
+        Ok((status, serde_json::from_slice(&body).unwrap_or(Value::Null)))
+    }
+
+    /// Waits until `/apis/metrics.k8s.io/v1beta1/nodes` lists every kwok node.
+    async fn nodes_served(&self, when: &str) -> Result<()> {
+        let served = wait_until(
+            &format!("the adapter's node metrics {when}"),
+            Duration::from_secs(120),
+            || async {
+                let (status, body) = self
+                    .get(
+                        "/apis/metrics.k8s.io/v1beta1/nodes",
+                        "faults",
+                        Some("system:masters"),
+                    )
+                    .await?;
+                let names: BTreeSet<&str> = body["items"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|i| i["metadata"]["name"].as_str())
+                    .collect();
+                Ok(
+                    (status == 200 && self.nodes.iter().all(|n| names.contains(n.as_str())))
+                        .then_some(()),
+                )
+            },
+        )
+        .await;
+        served.with_context(|| format!("adapter log:\n{}", self.process.logs()))
+    }
+}
+
+/// metrics-adapter with the repository's default config, called as the aggregator would.
+async fn start_adapter(cluster: &PrivateCluster) -> Result<Adapter> {
+    let c = &cluster.cluster;
+    let port = free_port()?;
+    let config = repo_root().join("config/adapter/default-config.yaml");
+    let mut args = front_proxied_adapter_args(
+        c,
+        port,
+        c.env.var("PROMETHEUS_URL")?,
+        &config.display().to_string(),
+    )?;
+    args.extend([
+        "--metrics-relist-interval=5s".into(),
+        "--metrics-max-age=1h".into(),
+    ]);
+    let mut process = ServiceProcess::start("metrics-adapter", &args)?;
+    let ca = std::fs::read_to_string(c.env.path("AGGREGATED_SERVING_CA")?)?;
+    let http = adapter_https_client(c, &ca, true)?;
+    let base = format!("https://127.0.0.1:{port}");
+    process
+        .wait_ready_using(&http, &format!("{base}/readyz"), Duration::from_secs(60))
+        .await?;
+    Ok(Adapter {
+        process,
+        base,
+        http,
+        nodes: c.kwok_nodes()?,
+    })
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn apiserver_restarts_and_410_gone_lose_nothing_and_sigterm_drains() -> Result<()> {
     let cluster = PrivateCluster::start_with_apiserver_args("faults-ksm", "--watch-cache=false")?;
@@ -213,6 +296,10 @@ async fn apiserver_restarts_and_410_gone_lose_nothing_and_sigterm_drains() -> Re
         .await?;
     recommendation_for(&recs, "web", &mut craned).await?;
 
+    // metrics-adapter beside them, serving kwok's node usage from the cluster's Prometheus.
+    let adapter = start_adapter(&cluster).await?;
+    adapter.nodes_served("before the restart").await?;
+
     // 1. The API server restarts under ksm; what changes afterwards shows.
     cluster.restart_apiserver(|| Ok(()))?;
     create_configmap(&cms, "cm-5").await?;
@@ -234,8 +321,16 @@ async fn apiserver_restarts_and_410_gone_lose_nothing_and_sigterm_drains() -> Re
         )
         .await?;
     recommendation_for(&recs, "api", &mut craned).await?;
+    adapter.nodes_served("after the restart").await?;
+    let (status, body) = adapter
+        .get("/apis/metrics.k8s.io/v1beta1/nodes", "nobody", None)
+        .await?;
+    ensure!(
+        status == 403,
+        "a caller without RBAC was answered {status} after the restart (the SubjectAccessReview must reach the new API server): {body}"
+    );
     eprintln!(
-        "API server restart: ksm caught up and equals a fresh ksm; craned ran the triggered round"
+        "API server restart: ksm equals a fresh ksm; craned ran the triggered round; the adapter serves and authorizes"
     );
 
     // 2. 410 Gone: ksm sleeps through a restart, changes and a compaction.
