@@ -118,6 +118,15 @@ impl Status {
         )
     }
 
+    /// `NewTooManyRequests`: the caller should retry after `Retry-After` seconds.
+    pub fn too_many_requests(message: impl Into<String>) -> Self {
+        Self::failure(
+            StatusCode::TOO_MANY_REQUESTS,
+            "TooManyRequests",
+            message.into(),
+        )
+    }
+
     /// `NewServiceUnavailable`.
     pub fn unavailable(message: impl Into<String>) -> Self {
         Self::failure(

@@ -17,8 +17,8 @@ use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use ferrocrane_core::server::delegated_auth::{
-    Authorizer, CacheConfig, Decision, KubeReviewApi, RequestAttributes, ReviewApi, TokenReviewer,
-    bearer_token,
+    Authorizer, CacheConfig, Decision, KubeReviewApi, RequestAttributes, ReviewApi, ReviewError,
+    TokenReviewer, bearer_token,
 };
 
 const PROTECTED_PATH: &str = "/metrics";
@@ -39,6 +39,8 @@ pub enum Verdict {
     },
     /// The reviews themselves failed (API server unreachable): not remembered.
     Unavailable(String),
+    /// Too many unknown tokens are under review at once (a flood of guesses).
+    Throttled,
 }
 
 impl Verdict {
@@ -54,6 +56,16 @@ impl Verdict {
                 StatusCode::SERVICE_UNAVAILABLE,
                 "auth filter unavailable\n".to_string(),
             ),
+            Verdict::Throttled => {
+                return Some(
+                    (
+                        StatusCode::TOO_MANY_REQUESTS,
+                        [(header::RETRY_AFTER, "1")],
+                        "too many token reviews in flight; retry\n",
+                    )
+                        .into_response(),
+                );
+            }
         };
         Some((status, Body::from(body)).into_response())
     }
@@ -92,6 +104,7 @@ impl AuthFilter {
         let user = match self.tokens.review(token).await {
             Ok(Some(user)) => user,
             Ok(None) => return Verdict::Unauthenticated,
+            Err(ReviewError::Throttled) => return Verdict::Throttled,
             Err(e) => return Verdict::Unavailable(e.to_string()),
         };
         let attributes = RequestAttributes::non_resource(verb, path);
@@ -134,7 +147,7 @@ mod tests {
     use k8s_openapi::api::authorization::v1::SubjectAccessReviewSpec;
 
     #[test]
-    fn refusals_are_401_403_or_503() {
+    fn refusals_are_401_403_429_or_503() {
         assert!(Verdict::Allowed.response().is_none());
         let status = |v: Verdict| v.response().unwrap().status();
         assert_eq!(status(Verdict::Unauthenticated), StatusCode::UNAUTHORIZED);
@@ -146,6 +159,9 @@ mod tests {
             status(Verdict::Unavailable("down".into())),
             StatusCode::SERVICE_UNAVAILABLE
         );
+        let throttled = Verdict::Throttled.response().unwrap();
+        assert_eq!(throttled.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(throttled.headers()[header::RETRY_AFTER], "1");
     }
 
     /// `prom-token` is Prometheus, allowed on `/metrics`; `other-token` is someone who is not;

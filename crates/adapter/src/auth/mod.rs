@@ -104,7 +104,7 @@ impl AuthMetrics {
         let decisions = prometheus::IntCounterVec::new(
             prometheus::Opts::new(
                 "metrics_adapter_auth_decisions_total",
-                "Requests by authentication/authorization outcome: allowed, always_allowed, unauthenticated, forbidden, error.",
+                "Requests by authentication/authorization outcome: allowed, always_allowed, unauthenticated, forbidden, throttled, error.",
             ),
             &["outcome"],
         )?;
@@ -210,6 +210,16 @@ pub async fn middleware(State(auth): State<Arc<Auth>>, mut req: Request, next: N
         Ok(None) => {
             auth.count("unauthenticated");
             return Status::unauthorized().into_response();
+        }
+        Err(ReviewError::Throttled) => {
+            auth.count("throttled");
+            let mut refusal = Status::too_many_requests("too many token reviews in flight; retry")
+                .into_response();
+            refusal.headers_mut().insert(
+                http::header::RETRY_AFTER,
+                http::HeaderValue::from_static("1"),
+            );
+            return refusal;
         }
         Err(e) => {
             // Upstream answers 401 when the token webhook fails, so a flaky API server does not

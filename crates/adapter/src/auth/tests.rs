@@ -18,6 +18,8 @@ struct FakeReviewer {
     token_calls: AtomicUsize,
     access_calls: AtomicUsize,
     fail_access: bool,
+    /// Every TokenReview takes 10 s (tests run on virtual time).
+    slow_tokens: bool,
 }
 
 impl ReviewApi for FakeReviewer {
@@ -27,6 +29,9 @@ impl ReviewApi for FakeReviewer {
     ) -> BoxFuture<'a, Result<Option<UserInfo>, ReviewError>> {
         self.token_calls.fetch_add(1, Ordering::SeqCst);
         Box::pin(async move {
+            if self.slow_tokens {
+                tokio::time::sleep(Duration::from_secs(10)).await;
+            }
             Ok(match token {
                 "alice-token" => Some(UserInfo {
                     username: "alice".into(),
@@ -289,4 +294,48 @@ async fn authenticated_users_are_in_system_authenticated() {
         .unwrap()
         .unwrap();
     assert_eq!(user.groups, vec!["system:authenticated"]);
+}
+
+/// A flood of made-up bearer tokens occupies every TokenReview slot; the next caller gets
+/// 429 with Retry-After instead of another call to the API server.
+#[tokio::test(start_paused = true)]
+async fn a_flood_of_unknown_tokens_is_answered_429() {
+    let reviewer = Arc::new(FakeReviewer {
+        slow_tokens: true,
+        ..FakeReviewer::default()
+    });
+    let app = app(reviewer.clone(), None);
+    let flood: Vec<_> = (0..ferrocrane_core::server::delegated_auth::MAX_CONCURRENT_TOKEN_REVIEWS)
+        .map(|i| {
+            let app = app.clone();
+            tokio::spawn(async move {
+                let auth = format!("Bearer guess-{i}");
+                call(&app, CUSTOM, &[("Authorization", auth.as_str())], None).await
+            })
+        })
+        .collect();
+    tokio::task::yield_now().await;
+    let req = http::Request::get(CUSTOM)
+        .header("Authorization", "Bearer guess-extra")
+        .body(Body::empty())
+        .unwrap();
+    let resp = app.clone().oneshot(req).await.unwrap();
+    assert_eq!(resp.status().as_u16(), 429);
+    assert_eq!(resp.headers()[http::header::RETRY_AFTER], "1");
+    let body = to_bytes(resp.into_body(), 1 << 20).await.unwrap();
+    assert!(
+        String::from_utf8_lossy(&body).contains("\"reason\":\"TooManyRequests\""),
+        "{body:?}"
+    );
+    for f in flood {
+        assert_eq!(
+            f.await.unwrap().0,
+            401,
+            "the flood's own tokens are unknown"
+        );
+    }
+    assert_eq!(
+        reviewer.token_calls.load(Ordering::SeqCst),
+        ferrocrane_core::server::delegated_auth::MAX_CONCURRENT_TOKEN_REVIEWS
+    );
 }

@@ -33,11 +33,19 @@ impl CacheConfig {
     }
 }
 
+/// TokenReviews in flight at once for tokens not in the cache. Each is an API server call a
+/// client causes with any string it sends: a flood of made-up tokens must not become a flood
+/// on the API server.
+pub const MAX_CONCURRENT_TOKEN_REVIEWS: usize = 8;
+/// How long a token waits for one of those slots before the request is throttled.
+pub const MAX_TOKEN_REVIEW_WAIT: Duration = Duration::from_secs(2);
+
 /// Who a bearer token belongs to, asked with a `TokenReview`.
 pub struct TokenReviewer {
     api: Arc<dyn ReviewApi>,
     config: CacheConfig,
     cache: TtlCache<String, Option<UserInfo>>,
+    in_flight: tokio::sync::Semaphore,
 }
 
 impl TokenReviewer {
@@ -46,6 +54,7 @@ impl TokenReviewer {
             api,
             config,
             cache: TtlCache::new(config.max_entries),
+            in_flight: tokio::sync::Semaphore::new(MAX_CONCURRENT_TOKEN_REVIEWS),
         }
     }
 
@@ -61,6 +70,14 @@ impl TokenReviewer {
         now: Instant,
     ) -> Result<Option<UserInfo>, ReviewError> {
         let key = token.to_owned();
+        if let Some(cached) = self.cache.get(&key, now) {
+            return Ok(cached);
+        }
+        let _slot = tokio::time::timeout(MAX_TOKEN_REVIEW_WAIT, self.in_flight.acquire())
+            .await
+            .map_err(|_| ReviewError::Throttled)?
+            .map_err(|_| ReviewError::Throttled)?;
+        // Another request may have reviewed the same token while this one waited.
         if let Some(cached) = self.cache.get(&key, now) {
             return Ok(cached);
         }

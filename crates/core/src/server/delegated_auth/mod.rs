@@ -25,7 +25,9 @@ mod user;
 
 pub use attributes::{RequestAttributes, ResourceRequest, access_review_spec};
 pub use bearer::{bearer_token, request_bearer_token};
-pub use cached::{Authorizer, CacheConfig, TokenReviewer};
+pub use cached::{
+    Authorizer, CacheConfig, MAX_CONCURRENT_TOKEN_REVIEWS, MAX_TOKEN_REVIEW_WAIT, TokenReviewer,
+};
 pub use review_api::{Decision, KubeReviewApi, ReviewApi, ReviewError};
 pub use ttl_cache::TtlCache;
 pub use user::{UserInfo, with_authenticated_group};

@@ -22,6 +22,10 @@ pub enum ReviewError {
     TokenReview(#[source] kube::Error),
     #[error("SubjectAccessReview: {0}")]
     AccessReview(#[source] kube::Error),
+    /// Too many unknown tokens are being reviewed at once (a flood of guesses): the caller
+    /// should answer 429 and let the client retry; remembered tokens are not affected.
+    #[error("too many token reviews in flight; try again")]
+    Throttled,
     /// The spec could not be turned into its cache key (it always serializes in practice).
     #[error("{0}")]
     CacheKey(#[from] serde_json::Error),

@@ -220,3 +220,58 @@ async fn zero_ttl_asks_every_time() {
     tokens.review_at("alice-token", t0).await.unwrap();
     assert_eq!(api.token_calls.load(Ordering::SeqCst), 2);
 }
+
+/// Every TokenReview takes 10 s (virtual time): alice-token is alice, others unknown.
+struct SlowApi;
+
+impl ReviewApi for SlowApi {
+    fn review_token<'a>(
+        &'a self,
+        token: &'a str,
+    ) -> BoxFuture<'a, Result<Option<UserInfo>, ReviewError>> {
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_secs(10)).await;
+            Ok((token == "alice-token").then(alice))
+        })
+    }
+
+    fn review_access<'a>(
+        &'a self,
+        _spec: SubjectAccessReviewSpec,
+    ) -> BoxFuture<'a, Result<Decision, ReviewError>> {
+        Box::pin(async { Ok(Decision::Allow) })
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_flood_of_unknown_tokens_is_throttled_and_known_ones_never_wait() {
+    let reviewer = Arc::new(TokenReviewer::new(Arc::new(SlowApi), KSM));
+    assert_eq!(reviewer.review("alice-token").await.unwrap(), Some(alice()));
+    // Made-up tokens fill every review slot...
+    let flood: Vec<_> = (0..MAX_CONCURRENT_TOKEN_REVIEWS)
+        .map(|i| {
+            let r = reviewer.clone();
+            tokio::spawn(async move { r.review(&format!("guess-{i}")).await })
+        })
+        .collect();
+    tokio::task::yield_now().await;
+    // ...so one more waits its 2 s and is throttled, not sent to the API server,
+    let started = tokio::time::Instant::now();
+    let refused = reviewer.review("guess-extra").await;
+    assert!(
+        matches!(refused, Err(ReviewError::Throttled)),
+        "{refused:?}"
+    );
+    assert_eq!(started.elapsed(), MAX_TOKEN_REVIEW_WAIT);
+    // while a remembered token is answered at once.
+    let started = tokio::time::Instant::now();
+    assert_eq!(reviewer.review("alice-token").await.unwrap(), Some(alice()));
+    assert_eq!(started.elapsed(), Duration::ZERO);
+    for f in flood {
+        assert_eq!(
+            f.await.unwrap().unwrap(),
+            None,
+            "the flood itself is reviewed"
+        );
+    }
+}
