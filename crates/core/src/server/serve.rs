@@ -208,15 +208,20 @@ fn with_peer(
         if let Some(peer) = &peer {
             req.extensions_mut().insert(peer.clone());
         }
-        let answer = router.clone().oneshot(req);
+        // A handler that panics (a bug met by one request's input) answers that request 500;
+        // the connection, the others and the process go on.
+        let answer = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(
+            router.clone().oneshot(req),
+        ));
         async move {
-            let Some(limit) = answer_within else {
-                return answer.await;
+            let answered = match answer_within {
+                None => answer.await,
+                Some(limit) => match tokio::time::timeout(limit, answer).await {
+                    Ok(answered) => answered,
+                    Err(_) => return Ok(handler_timed_out(limit)),
+                },
             };
-            match tokio::time::timeout(limit, answer).await {
-                Ok(response) => response,
-                Err(_) => Ok(handler_timed_out(limit)),
-            }
+            answered.unwrap_or_else(|panic| Ok(handler_panicked(panic.as_ref())))
         }
     });
     TowerToHyperService::new(tower::util::BoxCloneSyncService::new(svc))
@@ -227,6 +232,21 @@ fn handler_timed_out(limit: Duration) -> axum::response::Response {
     (
         http::StatusCode::SERVICE_UNAVAILABLE,
         format!("the request was not answered within the server's write timeout ({limit:?})\n"),
+    )
+        .into_response()
+}
+
+fn handler_panicked(panic: &(dyn std::any::Any + Send)) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    tracing::error!(panic = %message, "a request handler panicked (a bug; please report it)");
+    (
+        http::StatusCode::INTERNAL_SERVER_ERROR,
+        "internal error: the request handler failed\n",
     )
         .into_response()
 }

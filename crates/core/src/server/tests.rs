@@ -385,6 +385,36 @@ async fn a_slow_handler_is_answered_503() {
     assert!(resp.text().await.unwrap().contains("write timeout"));
 }
 
+/// A handler that panics answers its request 500; the server keeps serving, on the same
+/// connection too.
+#[tokio::test]
+async fn a_panicking_handler_fails_only_its_request() {
+    #[allow(clippy::panic)]
+    async fn boom() -> &'static str {
+        panic!("a bug met by this request")
+    }
+    let app = Router::new()
+        .route("/boom", get(boom))
+        .route("/fine", get(|| async { "fine" }));
+    let (addr, _stop, _handle) = start(None, app, ServeOptions::default()).await;
+    let client = plain_client();
+    let resp = client
+        .get(format!("http://{addr}/boom"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    assert!(resp.text().await.unwrap().contains("internal error"));
+    for _ in 0..3 {
+        let resp = client
+            .get(format!("http://{addr}/fine"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.text().await.unwrap(), "fine");
+    }
+}
+
 /// With one connection allowed, a client that requests a large body and reads none of it
 /// gives its connection up after the write timeout, and the next client is served.
 #[tokio::test]
