@@ -137,9 +137,14 @@ pub struct PrometheusArgs {
     /// it changes).
     #[arg(long = "prometheus-token-file")]
     pub token_file: Option<PathBuf>,
-    /// Header to set on requests to Prometheus, as Key=Value. Can be repeated.
-    #[arg(long = "prometheus-header")]
-    pub headers: Vec<String>,
+    /// Headers, long-URL POST, partial responses: shared with craned.
+    #[command(flatten)]
+    pub layer: ferrocrane_core::prometheus::QueryLayerArgs,
+    /// Most series one relist answer may hold (sent as `limit`); a longer answer, or one the
+    /// backend says it truncated, fails that rule's relist with an error naming this flag.
+    /// 0: no limit. Not in upstream.
+    #[arg(long = "prometheus-series-limit", default_value_t = 0)]
+    pub series_limit: usize,
     /// HTTP verb to set on requests to Prometheus: GET or POST.
     #[arg(long = "prometheus-verb", default_value = "GET")]
     pub verb: String,
@@ -229,7 +234,7 @@ pub struct AuthArgs {
 /// Why flags do not make a usable configuration.
 #[derive(Debug, thiserror::Error)]
 pub enum OptionsError {
-    #[error("--prometheus-header {0:?}: expected Key=Value with a non-empty key")]
+    #[error("--prometheus-header: {0}")]
     Header(String),
     #[error("--prometheus-verb: {0}")]
     Verb(String),
@@ -279,22 +284,10 @@ impl Args {
     }
 }
 
-/// Splits `Key=Value` (a missing `=` means an empty value, as upstream).
-pub fn parse_header(h: &str) -> Result<(String, String), OptionsError> {
-    let (k, v) = h.split_once('=').unwrap_or((h, ""));
-    let k = k.trim();
-    if k.is_empty() {
-        return Err(OptionsError::Header(h.to_owned()));
-    }
-    Ok((k.to_owned(), v.to_owned()))
-}
-
 impl PrometheusArgs {
     pub fn validate(&self) -> Result<(), OptionsError> {
         self.verb.parse::<Verb>().map_err(OptionsError::Verb)?;
-        for h in &self.headers {
-            parse_header(h)?;
-        }
+        self.layer.headers().map_err(OptionsError::Header)?;
         if self.client_cert_file.is_some() != self.client_key_file.is_some() {
             return Err(OptionsError::ClientCertPair);
         }
@@ -314,11 +307,8 @@ impl PrometheusArgs {
         cfg.max_response_bytes =
             ferrocrane_core::prometheus::parse_response_limit(&self.max_response_size)
                 .map_err(OptionsError::MaxResponseSize)?;
-        cfg.headers = self
-            .headers
-            .iter()
-            .map(|h| parse_header(h))
-            .collect::<Result<_, _>>()?;
+        self.layer.apply(&mut cfg).map_err(OptionsError::Header)?;
+        cfg.series_limit = (self.series_limit > 0).then_some(self.series_limit);
         if self.auth_incluster {
             let sa = Path::new("/var/run/secrets/kubernetes.io/serviceaccount");
             cfg.bearer_token_file = Some(sa.join("token"));

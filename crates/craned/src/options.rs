@@ -64,6 +64,10 @@ pub struct ManagerArgs {
     /// Crane (which reads any size).
     #[arg(long = "prometheus-max-response-size", default_value = ferrocrane_core::prometheus::DEFAULT_MAX_RESPONSE_SIZE)]
     pub prometheus_max_response_size: String,
+    /// Headers, long-URL POST, partial responses: shared with metrics-adapter.
+    /// Not in Crane, whose queries break on long selectors behind Thanos (Crane #907).
+    #[command(flatten)]
+    pub prometheus_layer: ferrocrane_core::prometheus::QueryLayerArgs,
     /// The recommendation configuration file (Crane's format), reloaded when it changes.
     #[arg(long = "recommendation-configuration-file", default_value = DEFAULT_CONFIGURATION_FILE)]
     pub recommendation_configuration_file: PathBuf,
@@ -212,6 +216,9 @@ impl ManagerArgs {
         prometheus.max_response_bytes =
             ferrocrane_core::prometheus::parse_response_limit(&self.prometheus_max_response_size)
                 .map_err(|e| err("prometheus-max-response-size", e))?;
+        self.prometheus_layer
+            .apply(&mut prometheus)
+            .map_err(|e| err("prometheus-header", e))?;
         prometheus.insecure_skip_verify = self.prometheus_insecure_skip_verify;
         prometheus.ca_file = self.prometheus_ca_file.clone();
         let basic = !self.prometheus_auth_username.is_empty();
@@ -370,6 +377,32 @@ mod tests {
         assert!(a.resolve("h").unwrap().leader_election.is_none());
         let a = parse(&["--prometheus-address=http://p", "--auto-adoption"]);
         assert!(a.auto_adoption);
+    }
+
+    #[test]
+    fn query_layer_flags_reach_the_client() {
+        let s = parse(&[
+            "--prometheus-address=http://p",
+            "--prometheus-header=X-Scope-OrgID=team-a",
+            "--prometheus-max-get-length=2048",
+            "--prometheus-partial-response=unset",
+        ])
+        .resolve("h")
+        .unwrap();
+        assert_eq!(
+            s.prometheus.headers,
+            vec![("X-Scope-OrgID".to_owned(), "team-a".to_owned())]
+        );
+        assert_eq!(s.prometheus.max_get_url_len, 2048);
+        assert_eq!(
+            s.prometheus.partial_response,
+            ferrocrane_core::prometheus::PartialResponse::Unset
+        );
+        let e = parse(&["--prometheus-address=http://p", "--prometheus-header==x"])
+            .resolve("h")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("--prometheus-header:"), "{e}");
     }
 
     #[test]

@@ -230,3 +230,31 @@ current-context: c
         .to_string();
     assert!(e.contains("/nonexistent/kc"), "{e}");
 }
+
+#[test]
+fn query_layer_flags_reach_the_client() {
+    let cfg = parse(&[])
+        .prometheus
+        .client_config(Path::new("/nonexistent"))
+        .unwrap();
+    assert_eq!(cfg.series_limit, None);
+    assert_eq!(
+        cfg.partial_response,
+        ferrocrane_core::prometheus::PartialResponse::Deny,
+        "complete answers unless asked otherwise"
+    );
+    let cfg = parse(&[
+        "--prometheus-series-limit=5000",
+        "--prometheus-partial-response=true",
+        "--prometheus-max-get-length=1024",
+    ])
+    .prometheus
+    .client_config(Path::new("/nonexistent"))
+    .unwrap();
+    assert_eq!(cfg.series_limit, Some(5000));
+    assert_eq!(
+        cfg.partial_response,
+        ferrocrane_core::prometheus::PartialResponse::Allow
+    );
+    assert_eq!(cfg.max_get_url_len, 1024);
+}

@@ -9,7 +9,7 @@ use reqwest::{Method, Url};
 use tokio::sync::Semaphore;
 
 use super::PrometheusError;
-use super::config::{BasicAuth, PrometheusConfig, Verb};
+use super::config::{BasicAuth, PartialResponse, PrometheusConfig, Verb};
 use super::metrics::ClientMetrics;
 use super::range::{Chunk, merge_chunks, plan_chunks, point_count};
 use super::response::{
@@ -58,6 +58,8 @@ struct Inner {
     timeout: Duration,
     max_points: u64,
     max_get_url_len: usize,
+    series_limit: Option<usize>,
+    partial_response: PartialResponse,
     max_response_bytes: Option<usize>,
     permits: Semaphore,
     metrics: Option<ClientMetrics>,
@@ -188,6 +190,8 @@ impl PrometheusClient {
                 timeout: config.timeout,
                 max_points: config.max_points_per_query,
                 max_get_url_len: config.max_get_url_len,
+                series_limit: config.series_limit,
+                partial_response: config.partial_response,
                 max_response_bytes: config.max_response_bytes,
                 permits: Semaphore::new(config.max_in_flight),
                 metrics,
@@ -210,8 +214,7 @@ impl PrometheusClient {
         if let Some(t) = time {
             params.push(("time", format_timestamp_ms(system_time_ms(t, "time")?)));
         }
-        self.call(Endpoint::Query, self.inner.verb, params, decode_query)
-            .await
+        self.call(Endpoint::Query, params, decode_query).await
     }
 
     /// Range query over `[start, end]` every `step`, returned as one series per label set with
@@ -266,7 +269,7 @@ impl PrometheusClient {
             ("step", format_timestamp_ms(step_ms)),
         ];
         match self
-            .call(Endpoint::QueryRange, self.inner.verb, params, decode_query)
+            .call(Endpoint::QueryRange, params, decode_query)
             .await?
         {
             QueryResult::Matrix(m) => Ok(m),
@@ -300,9 +303,10 @@ impl PrometheusClient {
             .await
     }
 
-    /// `/api/v1/series`, sent as GET, or as a POST form when the URL would exceed the configured
-    /// length: relists of many rules produce selectors that proxies reject in a URL.
-    async fn series_as<T>(
+    /// `/api/v1/series` with the configured limit (sent as `limit` + 1). More series than the
+    /// limit, or a warning that the backend truncated the answer, is an error: a relist that
+    /// silently misses series makes metrics disappear from discovery.
+    async fn series_as<T: SeriesCount>(
         &self,
         matchers: &[String],
         start: Option<SystemTime>,
@@ -322,26 +326,76 @@ impl PrometheusClient {
         if let Some(e) = end {
             params.push(("end", format_timestamp_ms(system_time_ms(e, "end")?)));
         }
-        let get_len = get_url(&self.inner.base, Endpoint::Series, &params)
-            .as_str()
-            .len();
-        let verb = if get_len > self.inner.max_get_url_len {
+        // One more than the limit: VictoriaMetrics truncates to `limit` without a word, so
+        // only an answer longer than the limit proves there was more.
+        let limit = self.inner.series_limit;
+        if let Some(n) = limit {
+            params.push(("limit", n.saturating_add(1).to_string()));
+        }
+        let (data, warnings) = self
+            .call_keeping_warnings(Endpoint::Series, params, decode)
+            .await?;
+        let truncated = warnings.iter().find(|w| w.contains("truncated"));
+        if let Some(warning) = truncated {
+            return Err(PrometheusError::SeriesTruncated {
+                limit,
+                detail: format!("the backend warned: {warning}"),
+            });
+        }
+        if let Some(n) = limit
+            && data.series_count() > n
+        {
+            return Err(PrometheusError::SeriesTruncated {
+                limit,
+                detail: format!("{} series answered", data.series_count()),
+            });
+        }
+        Ok(data)
+    }
+
+    /// GET, or a POST form when so configured or when the GET URL would be longer than the
+    /// configured length.
+    fn verb_for(&self, endpoint: Endpoint, params: &[(&str, String)]) -> Verb {
+        if self.inner.verb == Verb::Post {
+            return Verb::Post;
+        }
+        let len = get_url(&self.inner.base, endpoint, params).as_str().len();
+        if len > self.inner.max_get_url_len {
+            tracing::debug!(
+                endpoint = endpoint.as_str(),
+                url_len = len,
+                "sending as POST: the GET URL would be too long"
+            );
             Verb::Post
         } else {
             Verb::Get
-        };
-        self.call(Endpoint::Series, verb, params, decode).await
+        }
     }
 
-    /// One HTTP request with permit, auth, timeout, metrics and decoding.
+    /// One HTTP request with permit, auth, timeout, metrics and decoding; the backend's
+    /// warnings are logged.
     async fn call<T>(
         &self,
         endpoint: Endpoint,
-        verb: Verb,
         params: Vec<(&str, String)>,
         decode: fn(&[u8]) -> Result<Decoded<T>, DecodeError>,
     ) -> Result<T, PrometheusError> {
+        let (data, _) = self.call_keeping_warnings(endpoint, params, decode).await?;
+        Ok(data)
+    }
+
+    /// [`Self::call`], also returning the warnings (after logging them).
+    async fn call_keeping_warnings<T>(
+        &self,
+        endpoint: Endpoint,
+        mut params: Vec<(&str, String)>,
+        decode: fn(&[u8]) -> Result<Decoded<T>, DecodeError>,
+    ) -> Result<(T, Vec<String>), PrometheusError> {
         let inner = &self.inner;
+        if let Some(value) = inner.partial_response.param() {
+            params.push(("partial_response", value.to_owned()));
+        }
+        let verb = self.verb_for(endpoint, &params);
         let waited = Instant::now();
         // The semaphore is never closed, so acquire only fails if that invariant breaks; map it
         // to an error rather than panicking.
@@ -376,7 +430,7 @@ impl PrometheusClient {
         verb: Verb,
         params: Vec<(&str, String)>,
         decode: fn(&[u8]) -> Result<Decoded<T>, DecodeError>,
-    ) -> Result<T, PrometheusError> {
+    ) -> Result<(T, Vec<String>), PrometheusError> {
         let inner = &self.inner;
         let name = endpoint.as_str();
         let mut req = match verb {
@@ -455,14 +509,15 @@ impl PrometheusClient {
     }
 }
 
-/// Turns status + body into a value or the most specific error. Prometheus sends error JSON with
-/// 400/422/503; anything else non-2xx is most likely a proxy, and its body is kept as a snippet.
+/// Turns status + body into a value (and the backend's warnings, logged here) or the most
+/// specific error. Prometheus sends error JSON with 400/422/503; anything else non-2xx is most
+/// likely a proxy, and its body is kept as a snippet.
 pub(super) fn interpret<T>(
     endpoint: Endpoint,
     status: u16,
     body: &[u8],
     decode: fn(&[u8]) -> Result<Decoded<T>, DecodeError>,
-) -> Result<T, PrometheusError> {
+) -> Result<(T, Vec<String>), PrometheusError> {
     let name = endpoint.as_str();
     if !(200..300).contains(&status) {
         return Err(match decode_error_body(body) {
@@ -484,7 +539,7 @@ pub(super) fn interpret<T>(
             for w in &d.warnings {
                 tracing::warn!(endpoint = name, warning = %w, "Prometheus returned a warning");
             }
-            Ok(d.data)
+            Ok((d.data, d.warnings))
         }
         Err(DecodeError::Api { error_type, error }) => Err(PrometheusError::Api {
             endpoint: name,
@@ -505,6 +560,23 @@ fn snippet(body: &[u8]) -> String {
     match trimmed.char_indices().nth(ERROR_BODY_SNIPPET) {
         Some((i, _)) => format!("{}...", &trimmed[..i]),
         None => trimmed.to_owned(),
+    }
+}
+
+/// How many series a decoded `/api/v1/series` answer holds, for the limit check.
+pub(super) trait SeriesCount {
+    fn series_count(&self) -> usize;
+}
+
+impl SeriesCount for Vec<Labels> {
+    fn series_count(&self) -> usize {
+        self.len()
+    }
+}
+
+impl SeriesCount for SeriesShapes {
+    fn series_count(&self) -> usize {
+        self.series
     }
 }
 

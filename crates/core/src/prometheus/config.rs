@@ -26,6 +26,61 @@ impl std::str::FromStr for Verb {
     }
 }
 
+/// Thanos' `partial_response` parameter: whether an answer may leave out a store (a Prometheus
+/// replica, a sidecar) that failed. Thanos Query allows it unless told otherwise, and then an
+/// HPA or a recommendation silently reads a sum over half the data; so the suite asks for
+/// complete answers (`false`) unless configured. Prometheus, VictoriaMetrics and Mimir ignore
+/// the parameter; `Unset` is for a proxy in front that rejects parameters it does not know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PartialResponse {
+    /// `partial_response=false`: a failed store fails the query, loudly.
+    #[default]
+    Deny,
+    /// `partial_response=true`: answers may be partial; the backend's warnings are logged.
+    Allow,
+    /// The parameter is not sent; the backend's own default applies.
+    Unset,
+}
+
+impl PartialResponse {
+    /// The value sent, if any.
+    pub fn param(self) -> Option<&'static str> {
+        match self {
+            PartialResponse::Deny => Some("false"),
+            PartialResponse::Allow => Some("true"),
+            PartialResponse::Unset => None,
+        }
+    }
+}
+
+impl std::str::FromStr for PartialResponse {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "false" => Ok(PartialResponse::Deny),
+            "true" => Ok(PartialResponse::Allow),
+            "unset" => Ok(PartialResponse::Unset),
+            _ => Err(format!(
+                "{s:?} is not one of false (complete answers or an error), true (partial answers allowed) or unset (parameter not sent)"
+            )),
+        }
+    }
+}
+
+/// A `Name=Value` header flag (`--prometheus-header=X-Scope-OrgID=tenant-a`), split at the
+/// first `=` so values may contain `=` (base64 tokens); no `=` means an empty value, as
+/// prometheus-adapter reads it.
+pub fn parse_header_flag(text: &str) -> Result<(String, String), String> {
+    let (name, value) = text.split_once('=').unwrap_or((text, ""));
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(format!(
+            "{text:?} is not Name=Value (for example X-Scope-OrgID=tenant-a)"
+        ));
+    }
+    Ok((name.to_owned(), value.to_owned()))
+}
+
 /// Username and password for HTTP basic auth.
 #[derive(Clone, PartialEq, Eq)]
 pub struct BasicAuth {
@@ -78,7 +133,8 @@ pub struct PrometheusConfig {
     pub insecure_skip_verify: bool,
     /// Extra headers on every request (e.g. `X-Scope-OrgID` for Thanos/Mimir tenants).
     pub headers: Vec<(String, String)>,
-    /// Method for `query` / `query_range`.
+    /// Method for `query` / `query_range`. With `Get`, a request whose URL would be longer than
+    /// [`Self::max_get_url_len`] is sent as a POST form instead.
     pub verb: Verb,
     /// Whole-request timeout, connect to last body byte. Time spent waiting for an in-flight slot
     /// is not included, so a busy client does not turn queueing into spurious timeouts.
@@ -87,8 +143,16 @@ pub struct PrometheusConfig {
     pub max_in_flight: usize,
     /// Range queries with more points per series are split (Prometheus rejects > 11,000).
     pub max_points_per_query: u64,
-    /// `series` requests whose GET URL would exceed this many bytes are sent as POST forms.
+    /// Requests whose GET URL would exceed this many bytes are sent as POST forms: a `pods/*`
+    /// request over many pods builds `pod=~"a|b|…"` selectors that proxies and query layers
+    /// reject in a URL (HTTP 414, prometheus-adapter #668, Crane #907).
     pub max_get_url_len: usize,
+    /// Most series one `/api/v1/series` answer may hold (`limit` is sent one higher, since
+    /// some backends truncate silently); an answer with more, or one the backend says it
+    /// truncated, is an error rather than a silently incomplete list.
+    pub series_limit: Option<usize>,
+    /// Thanos' `partial_response` on every request.
+    pub partial_response: PartialResponse,
     /// Abort reading a response body larger than this. A careless `series` selector can return
     /// gigabytes (prometheus-adapter #221); failing one request beats the process being OOM-killed.
     /// `None` means unlimited.
@@ -114,11 +178,18 @@ impl std::fmt::Debug for PrometheusConfig {
             .field("max_in_flight", &self.max_in_flight)
             .field("max_points_per_query", &self.max_points_per_query)
             .field("max_get_url_len", &self.max_get_url_len)
+            .field("series_limit", &self.series_limit)
+            .field("partial_response", &self.partial_response)
             .field("max_response_bytes", &self.max_response_bytes)
             .field("metrics", &self.metrics)
             .finish()
     }
 }
+
+/// The `--prometheus-max-get-length` default: 8 KiB is the smallest request-line limit of the
+/// common proxies (nginx' default large_client_header_buffers), well under the ~16 KB where
+/// query layers start refusing.
+pub const DEFAULT_MAX_GET_URL_LEN: usize = 8 * 1024;
 
 /// The `--prometheus-max-response-size` default of the services: no real query or relist comes
 /// near it (100k pods' series lists are tens of MiB), while a careless `series` selector or a
@@ -144,8 +215,8 @@ pub fn parse_response_limit(text: &str) -> Result<Option<usize>, String> {
 
 impl PrometheusConfig {
     /// A config with defaults: GET, 60 s timeout, 10 in flight (Crane's query concurrency),
-    /// 11,000 points per range chunk, POST for series URLs over 8 KiB, no body limit, no auth,
-    /// system roots.
+    /// 11,000 points per range chunk, POST for URLs over 8 KiB, no series limit, complete
+    /// answers only (`partial_response=false`), no body limit, no auth, system roots.
     pub fn new(url: impl Into<String>) -> Self {
         PrometheusConfig {
             url: url.into(),
@@ -160,7 +231,9 @@ impl PrometheusConfig {
             timeout: Duration::from_secs(60),
             max_in_flight: 10,
             max_points_per_query: DEFAULT_MAX_POINTS,
-            max_get_url_len: 8 * 1024,
+            max_get_url_len: DEFAULT_MAX_GET_URL_LEN,
+            series_limit: None,
+            partial_response: PartialResponse::Deny,
             max_response_bytes: None,
             metrics: None,
         }
@@ -181,6 +254,40 @@ mod tests {
             parse_response_limit(DEFAULT_MAX_RESPONSE_SIZE),
             Ok(Some(512 << 20))
         );
+    }
+
+    #[test]
+    fn partial_response_values() {
+        assert_eq!("false".parse(), Ok(PartialResponse::Deny));
+        assert_eq!("true".parse(), Ok(PartialResponse::Allow));
+        assert_eq!("unset".parse(), Ok(PartialResponse::Unset));
+        assert_eq!(PartialResponse::default().param(), Some("false"));
+        assert_eq!(PartialResponse::Unset.param(), None);
+        let bad = "maybe".parse::<PartialResponse>().unwrap_err();
+        assert!(bad.contains("unset"), "{bad}");
+    }
+
+    #[test]
+    fn header_flags_split_at_the_first_equals() {
+        assert_eq!(
+            parse_header_flag("X-Scope-OrgID=tenant-a"),
+            Ok(("X-Scope-OrgID".into(), "tenant-a".into()))
+        );
+        assert_eq!(
+            parse_header_flag("Authorization=Basic dTpw=="),
+            Ok(("Authorization".into(), "Basic dTpw==".into()))
+        );
+        assert_eq!(
+            parse_header_flag("X-Empty="),
+            Ok(("X-Empty".into(), "".into()))
+        );
+        assert_eq!(
+            parse_header_flag("X-Flag"),
+            Ok(("X-Flag".into(), "".into()))
+        );
+        for bad in ["=v", " =v", ""] {
+            assert!(parse_header_flag(bad).is_err(), "{bad:?} accepted");
+        }
     }
 
     #[test]

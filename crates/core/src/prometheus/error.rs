@@ -70,6 +70,14 @@ pub enum PrometheusError {
         limit: usize,
     },
 
+    /// A `/api/v1/series` answer that is, or may be, missing series: more than the configured
+    /// limit, or the backend warned that it truncated it.
+    #[error("Prometheus series answer is incomplete ({detail}); {}", series_advice(*.limit))]
+    SeriesTruncated {
+        limit: Option<usize>,
+        detail: String,
+    },
+
     /// A 2xx answer whose body is not the JSON the API documents.
     #[error("Prometheus {endpoint} returned an undecodable body: {reason}")]
     Decode {
@@ -83,6 +91,15 @@ pub enum PrometheusError {
         endpoint: &'static str,
         got: &'static str,
     },
+}
+
+fn series_advice(limit: Option<usize>) -> String {
+    match limit {
+        Some(n) => format!(
+            "the limit is {n}: narrow the series selector or raise --prometheus-series-limit"
+        ),
+        None => "narrow the series selector or raise the backend's series limit".to_owned(),
+    }
 }
 
 /// The innermost error of a chain: reqwest's own message ("error sending request for url")
@@ -109,6 +126,7 @@ impl PrometheusError {
             }
             PrometheusError::Timeout { .. } => "timeout".into(),
             PrometheusError::ResponseTooLarge { .. } => "too_large".into(),
+            PrometheusError::SeriesTruncated { .. } => "truncated".into(),
             PrometheusError::Connect { .. } => "connect_error".into(),
             PrometheusError::Transport { .. } => "transport_error".into(),
             PrometheusError::Decode { .. } | PrometheusError::UnexpectedResultType { .. } => {

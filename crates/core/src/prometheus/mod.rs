@@ -18,6 +18,7 @@
 //! module: `<ns>_prometheus_request_duration_seconds{endpoint,code}`,
 //! `<ns>_prometheus_requests_in_flight`, `<ns>_prometheus_request_queue_wait_seconds`.
 
+mod args;
 mod client;
 mod config;
 mod error;
@@ -34,10 +35,11 @@ mod server_tests;
 #[cfg(test)]
 mod tls_tests;
 
+pub use args::QueryLayerArgs;
 pub use client::{Endpoint, PrometheusClient, endpoint_url, format_timestamp_ms, parse_base_url};
 pub use config::{
-    BasicAuth, DEFAULT_MAX_RESPONSE_SIZE, MetricsOptions, PrometheusConfig, Verb,
-    parse_response_limit,
+    BasicAuth, DEFAULT_MAX_GET_URL_LEN, DEFAULT_MAX_RESPONSE_SIZE, MetricsOptions, PartialResponse,
+    PrometheusConfig, Verb, parse_header_flag, parse_response_limit,
 };
 pub use error::PrometheusError;
 pub use range::{Chunk, DEFAULT_MAX_POINTS, merge_chunks, plan_chunks, point_count};

@@ -75,7 +75,7 @@ async fn query(method: Method, headers: HeaderMap, RawQuery(q): RawQuery, body: 
                 .unwrap_or("");
             let metric = serde_json::json!({
                 "query": q, "method": method.as_str(), "auth": auth, "tenant": tenant,
-                "time": get(&p, "time"),
+                "time": get(&p, "time"), "partial_response": get(&p, "partial_response"),
             });
             json(
                 StatusCode::OK,
@@ -130,16 +130,31 @@ async fn query_range(
     )
 }
 
+/// `{__name__="truncating"}` answers like Thanos or a recent Prometheus given `limit`: at most
+/// that many series and a warning; `{__name__="ignoring"}` like a backend without `limit`
+/// support: always 10 series. Anything else: one entry describing the request.
 async fn series(method: Method, RawQuery(q): RawQuery, body: Bytes) -> Response {
     let p = params(&method, q, &body);
     let matchers = p.iter().filter(|(k, _)| k == "match[]").count();
-    json(
-        StatusCode::OK,
-        serde_json::json!({"status":"success","data":[
-            {"method": method.as_str(), "matchers": matchers.to_string(), "start": get(&p, "start")}
-        ]})
-        .to_string(),
-    )
+    let limit: Option<usize> = get(&p, "limit").parse().ok();
+    let many = |n: usize| -> Vec<serde_json::Value> {
+        (0..n)
+            .map(|i| serde_json::json!({"__name__": "m", "i": i.to_string()}))
+            .collect()
+    };
+    let answer = match get(&p, "match[]") {
+        "{__name__=\"truncating\"}" => match limit {
+            Some(n) if n < 10 => serde_json::json!({"status":"success","data": many(n),
+                "warnings": ["results truncated due to limit"]}),
+            _ => serde_json::json!({"status":"success","data": many(10)}),
+        },
+        "{__name__=\"ignoring\"}" => serde_json::json!({"status":"success","data": many(10)}),
+        _ => serde_json::json!({"status":"success","data":[
+            {"method": method.as_str(), "matchers": matchers.to_string(), "start": get(&p, "start"),
+             "limit": get(&p, "limit"), "partial_response": get(&p, "partial_response")}
+        ]}),
+    };
+    json(StatusCode::OK, answer.to_string())
 }
 
 async fn serve() -> (String, Arc<Seen>) {
@@ -209,6 +224,106 @@ async fn query_get_and_post_with_auth_and_headers() {
     assert_eq!(s.labels["method"], "POST");
     assert_eq!(s.labels["query"], "sum(rate(x[5m]))");
     assert_eq!(s.labels["auth"], "Basic dTpw");
+}
+
+#[tokio::test]
+async fn long_queries_switch_to_post() {
+    let (url, _) = serve().await;
+    let client = PrometheusClient::from_url(&url).expect("client");
+    // A pods/* request over a thousand pods: `pod=~"a|b|..."`, ~20 KiB in a URL.
+    let pods: Vec<String> = (0..1000).map(|i| format!("web-7d9f8c6b5-{i:05}")).collect();
+    let long = format!(
+        "sum(rate(http_requests_total{{pod=~\"{}\"}}[2m])) by (pod)",
+        pods.join("|")
+    );
+    assert!(long.len() > 16 * 1024);
+    let s = only_vector(client.query(&long, None).await.expect("query"));
+    assert_eq!(s.labels["method"], "POST");
+    assert_eq!(s.labels["query"], long, "the whole query arrives");
+    let s = only_vector(client.query("up", None).await.expect("query"));
+    assert_eq!(s.labels["method"], "GET");
+
+    let mut cfg = PrometheusConfig::new(&url);
+    cfg.max_get_url_len = 40;
+    let client = PrometheusClient::new(cfg).expect("client");
+    let s = only_vector(client.query("up", None).await.expect("query"));
+    assert_eq!(
+        s.labels["method"], "POST",
+        "a URL over the configured length"
+    );
+}
+
+#[tokio::test]
+async fn partial_response_is_sent_as_configured() {
+    let (url, _) = serve().await;
+    for (setting, sent) in [
+        (PartialResponse::Deny, "false"),
+        (PartialResponse::Allow, "true"),
+        (PartialResponse::Unset, ""),
+    ] {
+        let mut cfg = PrometheusConfig::new(&url);
+        cfg.partial_response = setting;
+        let client = PrometheusClient::new(cfg).expect("client");
+        let s = only_vector(client.query("up", None).await.expect("query"));
+        assert_eq!(s.labels["partial_response"], sent, "{setting:?} query");
+        let series = client
+            .series(&["up".to_string()], None, None)
+            .await
+            .expect("series");
+        assert_eq!(series[0]["partial_response"], sent, "{setting:?} series");
+    }
+}
+
+#[tokio::test]
+async fn series_limits_are_sent_and_truncation_is_an_error() {
+    let (url, _) = serve().await;
+    let unlimited = PrometheusClient::from_url(&url).expect("client");
+    let sent = unlimited
+        .series(&["up".to_string()], None, None)
+        .await
+        .expect("series");
+    assert_eq!(sent[0]["limit"], "", "no limit configured, none sent");
+    let ten = unlimited
+        .series(&["{__name__=\"ignoring\"}".to_string()], None, None)
+        .await
+        .expect("series");
+    assert_eq!(ten.len(), 10);
+
+    let limited = |n| {
+        let mut cfg = PrometheusConfig::new(&url);
+        cfg.series_limit = Some(n);
+        PrometheusClient::new(cfg).expect("client")
+    };
+    let sent = limited(5)
+        .series(&["up".to_string()], None, None)
+        .await
+        .expect("series");
+    assert_eq!(
+        sent[0]["limit"], "6",
+        "one more than the limit shows a truncation"
+    );
+    for backend in ["truncating", "ignoring"] {
+        let matcher = format!("{{__name__=\"{backend}\"}}");
+        let err = limited(5)
+            .series(std::slice::from_ref(&matcher), None, None)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, PrometheusError::SeriesTruncated { limit: Some(5), .. }),
+            "{backend}: {err:?}"
+        );
+        let text = err.to_string();
+        assert!(text.contains("--prometheus-series-limit"), "{text}");
+        let shapes = limited(5)
+            .series_shapes(std::slice::from_ref(&matcher), None, None)
+            .await;
+        assert!(shapes.is_err(), "{backend}: the relist path checks too");
+        let within = limited(20)
+            .series(std::slice::from_ref(&matcher), None, None)
+            .await
+            .expect("10 series under a limit of 20");
+        assert_eq!(within.len(), 10);
+    }
 }
 
 #[tokio::test]
