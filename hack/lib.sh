@@ -19,6 +19,9 @@ HELM_VERSION="v4.3.2"
 # puts the manifests local-up.sh applies for it (CRDs, RBAC, stages, metrics).
 KWOK_VERSION="v0.8.0"
 KWOK_MANIFESTS="$FERROCRANE_CACHE/kwok-$KWOK_VERSION"
+# The Thanos hack/tools/thanos/go.mod pins (setup.sh checks they agree). v0.42.5 needs
+# Go 1.26.10, newer than the machine's.
+THANOS_VERSION="v0.42.4"
 # The cargo-fuzz setup.sh installs for hack/fuzz.sh.
 CARGO_FUZZ_VERSION="0.13.2"
 

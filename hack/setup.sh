@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the tests and hack/local-up.sh need, idempotently:
-#   - Prometheus and promtool from Debian's packages,
+#   - Prometheus and promtool, and VictoriaMetrics, from Debian's packages,
+#   - Thanos from hack/tools/thanos/go.mod (a query layer the adapter and craned are tested on),
 #   - kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and helm built
 #     from the Go modules pinned in hack/tools/go.mod, and kwok from hack/tools/kwok/go.mod,
 #     into $FERROCRANE_CACHE/bin,
@@ -25,21 +26,36 @@ install_tzdata() {
     apt_install tzdata
 }
 
+# Installs Debian packages that ship a system service without starting it: the tests start
+# their own instances on free ports.
+apt_install_quiet_service() { # package...
+    local policy=/usr/sbin/policy-rc.d created_policy=""
+    if [[ ! -e $policy ]]; then
+        printf '#!/bin/sh\nexit 101\n' >"$policy"; chmod +x "$policy"; created_policy=1
+    fi
+    apt_install "$@"
+    [[ -n $created_policy ]] && rm -f "$policy"
+    return 0
+}
+
 install_prometheus() {
     if command -v prometheus >/dev/null && command -v promtool >/dev/null; then
         return
     fi
     command -v apt-get >/dev/null || die "prometheus and promtool are missing and apt-get is not available: install Debian's 'prometheus' package"
     log "installing Debian's prometheus package (brings promtool)"
-    # policy-rc.d keeps the package from starting a system-wide Prometheus:
-    # the tests start their own on a free port.
-    local policy=/usr/sbin/policy-rc.d created_policy=""
-    if [[ ! -e $policy ]]; then
-        printf '#!/bin/sh\nexit 101\n' >"$policy"; chmod +x "$policy"; created_policy=1
-    fi
-    apt_install prometheus
-    [[ -n $created_policy ]] && rm -f "$policy"
+    apt_install_quiet_service prometheus
     command -v promtool >/dev/null || die "Debian's prometheus package installed but promtool is not on PATH"
+}
+
+# VictoriaMetrics single-node, one of the Prometheus-compatible backends the adapter and
+# craned are tested on (issue 16; docs/backends.md).
+install_victoria_metrics() {
+    command -v victoria-metrics >/dev/null && return
+    command -v apt-get >/dev/null || die "victoria-metrics is missing and apt-get is not available: install Debian's 'victoria-metrics' package"
+    log "installing Debian's victoria-metrics package"
+    apt_install_quiet_service victoria-metrics
+    command -v victoria-metrics >/dev/null || die "Debian's victoria-metrics package installed but victoria-metrics is not on PATH"
 }
 
 # Each stamp records what its binaries were built from (the pinned modules and the build
@@ -136,6 +152,32 @@ build_kwok() {
     echo "$want" >"$stamp_file"
 }
 
+# Thanos (Query and sidecar), one of the query layers the adapter and craned are tested on
+# (issue 16): built from hack/tools/thanos like the control plane, its own stamp.
+thanos_stamp() {
+    { cat "$FERROCRANE_ROOT/hack/tools/thanos/go.mod" "$FERROCRANE_ROOT/hack/tools/thanos/go.sum"; declare -f build_thanos; echo "$THANOS_VERSION"; } \
+        | sha256sum | cut -d' ' -f1
+}
+
+build_thanos() {
+    local stamp_file="$FERROCRANE_BIN/.stamp-thanos" want pinned
+    want="$(thanos_stamp)"
+    up_to_date "$stamp_file" "$want" thanos && return
+    pinned="$(awk '$1 == "github.com/thanos-io/thanos" {print $2}' "$FERROCRANE_ROOT/hack/tools/thanos/go.mod")"
+    [[ $pinned == "$THANOS_VERSION" ]] \
+        || die "hack/tools/thanos/go.mod pins github.com/thanos-io/thanos ${pinned:-(nothing)} but hack/lib.sh says THANOS_VERSION=$THANOS_VERSION; make them agree"
+    need_go "thanos"
+    mkdir -p "$FERROCRANE_BIN"
+    cd "$FERROCRANE_ROOT/hack/tools/thanos"
+    log "building thanos $THANOS_VERSION (the first build takes several minutes)"
+    # The build tags of Thanos' release (.promu.yml): Thanos casts Prometheus' labels to its
+    # own protobuf type in place, which is only sound with the slice layout; built without
+    # slicelabels the sidecar panics on its first gRPC answer.
+    go build -trimpath -tags netgo,slicelabels -ldflags "-s -w -X github.com/prometheus/common/version.Version=${THANOS_VERSION#v}" \
+        -o "$FERROCRANE_BIN/thanos" github.com/thanos-io/thanos/cmd/thanos
+    echo "$want" >"$stamp_file"
+}
+
 ensure_rust_components() {
     command -v cargo >/dev/null || die "cargo is required: install Rust with rustup"
     if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
@@ -152,11 +194,13 @@ ensure_fuzz_tools() {
 }
 
 install_prometheus
+install_victoria_metrics
 install_tzdata
 ensure_rust_components
 ensure_fuzz_tools
 build_go_tools
 build_kwok
+build_thanos
 "$FERROCRANE_ROOT/hack/originals.sh"
 
 cat <<INFO
@@ -170,6 +214,8 @@ ferrocrane tools are ready:
   etcd                    $FERROCRANE_BIN/etcd ($("$FERROCRANE_BIN/etcd" --version 2>&1 | head -1))
   helm                    $FERROCRANE_BIN/helm ($("$FERROCRANE_BIN/helm" version --short 2>&1))
   prometheus              $(command -v prometheus) ($(prometheus --version 2>&1 | head -1))
+  victoria-metrics        $(command -v victoria-metrics) (Debian's package $(dpkg-query -W -f='${Version}' victoria-metrics 2>/dev/null))
+  thanos                  $FERROCRANE_BIN/thanos ($("$FERROCRANE_BIN/thanos" --version 2>&1 | head -1))
   promtool                $(command -v promtool)
   kube-state-metrics      $FERROCRANE_BIN/kube-state-metrics (Go original, for the differential tests)
   prometheus-adapter      $FERROCRANE_BIN/prometheus-adapter (Go original, for the differential tests)
