@@ -80,6 +80,19 @@ impl MetricsAdapter {
     /// registers the five APIServices (Service ExternalName localhost in `ns`) and waits until
     /// they are Available.
     pub async fn start(cluster: &Cluster, ns: &str, config: &str) -> Result<MetricsAdapter> {
+        let prometheus = cluster.env.var("PROMETHEUS_URL")?.to_string();
+        MetricsAdapter::start_on(cluster, ns, config, &prometheus, &[]).await
+    }
+
+    /// [`MetricsAdapter::start`] reading from `prometheus_url` (another backend), with
+    /// `extra_args` after the usual ones.
+    pub async fn start_on(
+        cluster: &Cluster,
+        ns: &str,
+        config: &str,
+        prometheus_url: &str,
+        extra_args: &[String],
+    ) -> Result<MetricsAdapter> {
         let dir = std::env::temp_dir().join(format!("ferrocrane-adapter-{ns}"));
         std::fs::create_dir_all(&dir)?;
         let config_file = dir.join("config.yaml");
@@ -101,11 +114,11 @@ impl MetricsAdapter {
         let port = free_port()?;
         let s = |p: PathBuf| p.display().to_string();
         let service = "metrics-adapter".to_owned();
-        let args = vec![
+        let mut args = vec![
             "--kubeconfig".into(),
             s(cluster.kubeconfig()?),
             "--prometheus-url".into(),
-            cluster.env.var("PROMETHEUS_URL")?.to_string(),
+            prometheus_url.to_owned(),
             "--config".into(),
             s(config_file),
             "--bind-address".into(),
@@ -125,6 +138,7 @@ impl MetricsAdapter {
             "--metrics-max-age".into(),
             "10m".into(),
         ];
+        args.extend_from_slice(extra_args);
         let launch = AdapterLaunch {
             args,
             port,

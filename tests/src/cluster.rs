@@ -121,6 +121,28 @@ impl Cluster {
         Ok(self.kubectl_handle()?.command())
     }
 
+    /// `kubectl get --raw PATH` (optionally `--as USER`), through the aggregator as a user's
+    /// kubectl goes: Ok(the JSON) or Err(kubectl's stderr).
+    pub async fn get_raw(
+        &self,
+        path: &str,
+        as_user: Option<&str>,
+    ) -> Result<std::result::Result<serde_json::Value, String>> {
+        let mut cmd = self.kubectl()?;
+        cmd.args(["get", "--raw", path]);
+        if let Some(u) = as_user {
+            cmd.args(["--as", u]);
+        }
+        let out = tokio::task::spawn_blocking(move || cmd.output()).await??;
+        if out.status.success() {
+            Ok(Ok(serde_json::from_slice(&out.stdout).with_context(
+                || format!("{path}: {}", String::from_utf8_lossy(&out.stdout)),
+            )?))
+        } else {
+            Ok(Err(String::from_utf8_lossy(&out.stderr).into_owned()))
+        }
+    }
+
     /// What [`Cluster::kubectl`] runs, to keep where a `&Cluster` is not at hand (a destructor).
     pub fn kubectl_handle(&self) -> Result<Kubectl> {
         Ok(Kubectl {

@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use crate::process::{free_port, http_client, random_suffix, run};
+use crate::process::{free_port, random_suffix, run};
 use crate::prometheus::PrometheusHandle;
-use crate::wait::wait_until;
+use crate::wait::wait_http_ok;
 
 #[derive(Debug)]
 pub struct HistoryPrometheus {
@@ -52,21 +52,7 @@ impl HistoryPrometheus {
         let url = format!("http://127.0.0.1:{port}");
         let handle = PrometheusHandle::new(&url, dir.join("targets"));
         let this = Self { handle, child, dir };
-        let http = http_client()?;
-        wait_until("history prometheus ready", Duration::from_secs(30), || {
-            let http = http.clone();
-            let url = format!("{url}/-/ready");
-            async move {
-                Ok(http
-                    .get(url)
-                    .send()
-                    .await
-                    .ok()
-                    .filter(|r| r.status().is_success())
-                    .map(|_| ()))
-            }
-        })
-        .await?;
+        wait_http_ok(&format!("{url}/-/ready"), Duration::from_secs(30)).await?;
         Ok(this)
     }
 }

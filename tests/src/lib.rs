@@ -8,6 +8,7 @@
 //! Every test works in a namespace of its own, deleted when the test ends.
 
 mod adapter;
+mod backends;
 mod cluster;
 mod corpus;
 mod craned_crds;
@@ -32,6 +33,7 @@ pub use adapter::{
     AdapterLaunch, METRICS_APISERVICES, MetricsAdapter, adapter_https_client,
     adapter_https_client_presenting, adapter_https_client_resolving, front_proxied_adapter_args,
 };
+pub use backends::{Backend, BackendKind, THANOS_REPLICA_LABEL};
 pub use cluster::{Cluster, ClusterEnv, Kubectl, PrivateCluster};
 pub use corpus::{CORPUS_LABEL, Corpus};
 pub use craned_crds::install_craned_crds;
@@ -47,4 +49,4 @@ pub use process::{free_port, http_client, repo_root};
 pub use prometheus::{PrometheusHandle, Sample, ScrapeTarget};
 pub use service::{ServiceProcess, binary, two_ports};
 pub use top::{mebibytes, millicores, top_rows};
-pub use wait::wait_until;
+pub use wait::{wait_http_ok, wait_until};

@@ -27,3 +27,18 @@ where
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }
+
+/// Waits until `url` answers 2xx (a process' readiness endpoint).
+pub async fn wait_http_ok(url: &str, timeout: Duration) -> Result<()> {
+    let http = crate::process::http_client()?;
+    wait_until(&format!("{url} to answer 2xx"), timeout, || async {
+        Ok(http
+            .get(url)
+            .send()
+            .await
+            .ok()
+            .filter(|r| r.status().is_success())
+            .map(|_| ()))
+    })
+    .await
+}

@@ -49,27 +49,6 @@ resourceRules:
   window: 1m
 "#;
 
-/// `kubectl get --raw PATH` (optionally `--as USER`): Ok(stdout) or Err(stderr).
-async fn get_raw(
-    cluster: &Cluster,
-    path: &str,
-    as_user: Option<&str>,
-) -> Result<std::result::Result<serde_json::Value, String>> {
-    let mut cmd = cluster.kubectl()?;
-    cmd.args(["get", "--raw", path]);
-    if let Some(u) = as_user {
-        cmd.args(["--as", u]);
-    }
-    let out = tokio::task::spawn_blocking(move || cmd.output()).await??;
-    if out.status.success() {
-        Ok(Ok(serde_json::from_slice(&out.stdout).with_context(
-            || format!("{path}: {}", String::from_utf8_lossy(&out.stdout)),
-        )?))
-    } else {
-        Ok(Err(String::from_utf8_lossy(&out.stderr).into_owned()))
-    }
-}
-
 async fn wait_default_sa(client: &kube::Client, ns: &str) -> Result<()> {
     let api: Api<ServiceAccount> = Api::namespaced(client.clone(), ns);
     wait_until("default ServiceAccount", Duration::from_secs(60), || {
@@ -152,7 +131,7 @@ async fn custom_and_external_apis_through_the_aggregator() -> Result<()> {
     let result = async {
         // Discovery lists the metric once a relist has seen it.
         wait_until("custom metric discovered", Duration::from_secs(60), || async {
-            let list = get_raw(cluster, "/apis/custom.metrics.k8s.io/v1beta1", None).await?;
+            let list = cluster.get_raw("/apis/custom.metrics.k8s.io/v1beta1", None).await?;
             Ok(list.ok().filter(|v| {
                 v["resources"]
                     .as_array()
@@ -165,7 +144,7 @@ async fn custom_and_external_apis_through_the_aggregator() -> Result<()> {
         let path = format!(
             "/apis/custom.metrics.k8s.io/v1beta1/namespaces/{n}/pods/*/e2e_http_requests?labelSelector=app%3Dweb"
         );
-        let list = get_raw(cluster, &path, None).await?.map_err(anyhow::Error::msg)?;
+        let list = cluster.get_raw(&path, None).await?.map_err(anyhow::Error::msg)?;
         assert_eq!(list["kind"], "MetricValueList");
         assert_eq!(list["apiVersion"], "custom.metrics.k8s.io/v1beta1");
         let items = list["items"].as_array().context("items")?;
@@ -192,14 +171,14 @@ async fn custom_and_external_apis_through_the_aggregator() -> Result<()> {
 
         // v1beta2, one pod.
         let path = format!("/apis/custom.metrics.k8s.io/v1beta2/namespaces/{n}/pods/db-1/e2e_http_requests");
-        let one = get_raw(cluster, &path, None).await?.map_err(anyhow::Error::msg)?;
+        let one = cluster.get_raw(&path, None).await?.map_err(anyhow::Error::msg)?;
         assert_eq!(one["apiVersion"], "custom.metrics.k8s.io/v1beta2");
         assert_eq!(one["items"][0]["metric"]["name"], "e2e_http_requests");
         assert_eq!(one["items"][0]["value"], "250m");
 
         // Unknown metric: upstream's NotFound message.
         let path = format!("/apis/custom.metrics.k8s.io/v1beta2/namespaces/{n}/pods/*/nope");
-        let err = get_raw(cluster, &path, None).await?.err().context("expected an error")?;
+        let err = cluster.get_raw(&path, None).await?.err().context("expected an error")?;
         ensure!(
             err.contains("the server could not find the metric nope for pods"),
             "{err}"
@@ -209,7 +188,7 @@ async fn custom_and_external_apis_through_the_aggregator() -> Result<()> {
         let path = format!(
             "/apis/external.metrics.k8s.io/v1beta1/namespaces/{n}/e2e_queue_depth?labelSelector=queue%3Djobs"
         );
-        let ext = get_raw(cluster, &path, None).await?.map_err(anyhow::Error::msg)?;
+        let ext = cluster.get_raw(&path, None).await?.map_err(anyhow::Error::msg)?;
         assert_eq!(ext["kind"], "ExternalMetricValueList");
         let items = ext["items"].as_array().context("items")?;
         assert_eq!(items.len(), 1, "{ext}");
@@ -236,7 +215,7 @@ async fn custom_and_external_apis_through_the_aggregator() -> Result<()> {
             "{status}"
         );
         // Through the API server as a user without RBAC: 403.
-        let err = get_raw(cluster, &format!("/apis/custom.metrics.k8s.io/v1beta1/namespaces/{n}/pods/*/e2e_http_requests"), Some("e2e-nobody"))
+        let err = cluster.get_raw(&format!("/apis/custom.metrics.k8s.io/v1beta1/namespaces/{n}/pods/*/e2e_http_requests"), Some("e2e-nobody"))
             .await?
             .err()
             .context("expected forbidden")?;
@@ -256,7 +235,7 @@ async fn custom_and_external_apis_through_the_aggregator() -> Result<()> {
                 .is_some_and(|r| r.iter().any(|e| e["name"] == name))
         };
         wait_until("reloaded rule discovered", Duration::from_secs(60), || async {
-            let list = get_raw(cluster, "/apis/custom.metrics.k8s.io/v1beta1", None).await?;
+            let list = cluster.get_raw("/apis/custom.metrics.k8s.io/v1beta1", None).await?;
             Ok(list.ok().filter(|v| has(v, "pods/reloaded_http_requests")))
         })
         .await?;
@@ -270,7 +249,7 @@ async fn custom_and_external_apis_through_the_aggregator() -> Result<()> {
                 .then_some(()))
         })
         .await?;
-        let list = get_raw(cluster, "/apis/custom.metrics.k8s.io/v1beta1", None)
+        let list = cluster.get_raw("/apis/custom.metrics.k8s.io/v1beta1", None)
             .await?
             .map_err(anyhow::Error::msg)?;
         ensure!(
@@ -282,7 +261,7 @@ async fn custom_and_external_apis_through_the_aggregator() -> Result<()> {
 
         // Discovery of the resource metrics group is served, and kubectl top goes through
         // the same binary (the metrics.k8s.io routes, behind the same authentication).
-        let rm = get_raw(cluster, "/apis/metrics.k8s.io/v1beta1", None)
+        let rm = cluster.get_raw("/apis/metrics.k8s.io/v1beta1", None)
             .await?
             .map_err(anyhow::Error::msg)?;
         assert_eq!(rm["resources"][0]["kind"], "NodeMetrics");

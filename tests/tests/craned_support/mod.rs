@@ -1,0 +1,430 @@
+//! Shared by craned's end-to-end test files: the synthetic workloads and their week of
+//! cAdvisor-style history, the recommendation each should get (computed here from Crane's
+//! documented algorithm, not craned's code), and starting craned, rules and Recommendation
+//! lookups against the test cluster.
+
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result};
+use ferrocrane_core::quantity::Quantity;
+use ferrocrane_e2e::{Cluster, ServiceProcess, http_client};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
+use serde_json::{Value, json};
+
+pub const MINUTE: i64 = 60;
+pub const WEEK_MINUTES: i64 = 7 * 24 * 60;
+pub const MIB: f64 = 1024.0 * 1024.0;
+
+/// A container's usage pattern: per minute `i`, `high` for the last `high_every_hundred`
+/// minutes of every hundred, `low` otherwise.
+#[derive(Clone, Copy)]
+pub struct Pattern {
+    pub cpu_low: f64,
+    pub cpu_high: f64,
+    pub mem_low: f64,
+    pub mem_high: f64,
+    pub high_every_hundred: i64,
+}
+
+impl Pattern {
+    fn high(&self, minute: i64) -> bool {
+        minute.rem_euclid(100) >= 100 - self.high_every_hundred
+    }
+    fn cpu(&self, minute: i64) -> f64 {
+        if self.high(minute) {
+            self.cpu_high
+        } else {
+            self.cpu_low
+        }
+    }
+    fn mem(&self, minute: i64) -> f64 {
+        if self.high(minute) {
+            self.mem_high
+        } else {
+            self.mem_low
+        }
+    }
+}
+
+pub struct Workload {
+    pub name: &'static str,
+    pub pods: [&'static str; 2],
+    pub containers: Vec<(&'static str, Pattern, &'static str, &'static str)>,
+}
+
+pub fn workloads() -> Vec<Workload> {
+    vec![
+        Workload {
+            name: "web",
+            pods: ["web-7c9d8f6b5-abcde", "web-7c9d8f6b5-fghij"],
+            containers: vec![
+                (
+                    "app",
+                    Pattern {
+                        cpu_low: 0.25,
+                        cpu_high: 0.85,
+                        mem_low: 300.0 * MIB,
+                        mem_high: 650.0 * MIB,
+                        high_every_hundred: 3,
+                    },
+                    "500m",
+                    // Above the usage estimate, so the OOM bump of this request shows.
+                    "1Gi",
+                ),
+                (
+                    "sidecar",
+                    Pattern {
+                        cpu_low: 0.05,
+                        cpu_high: 0.05,
+                        mem_low: 50.0 * MIB,
+                        mem_high: 50.0 * MIB,
+                        high_every_hundred: 0,
+                    },
+                    "100m",
+                    "64Mi",
+                ),
+            ],
+        },
+        Workload {
+            name: "db",
+            pods: ["db-5f6d7c8b9-klmno", "db-5f6d7c8b9-pqrst"],
+            containers: vec![(
+                "postgres",
+                Pattern {
+                    cpu_low: 1.35,
+                    cpu_high: 2.45,
+                    mem_low: 1500.0 * MIB,
+                    mem_high: 2150.0 * MIB,
+                    high_every_hundred: 5,
+                },
+                "1",
+                "1Gi",
+            )],
+        },
+    ]
+}
+
+/// cAdvisor-style OpenMetrics with timestamps: a CPU counter growing by rate × 60 each minute
+/// and a working-set gauge, for every pod and container, over a week up to `end`.
+pub fn history(namespace: &str, end_minute: i64) -> String {
+    let first = end_minute - WEEK_MINUTES - 10;
+    let mut out = String::new();
+    for w in workloads() {
+        for pod in w.pods {
+            for (c, p, _, _) in &w.containers {
+                let mut counter = 0.0;
+                for m in first..=end_minute {
+                    counter += p.cpu(m) * 60.0;
+                    let _ = writeln!(
+                        out,
+                        "container_cpu_usage_seconds_total{{namespace=\"{namespace}\",pod=\"{pod}\",container=\"{c}\"}} {counter} {}",
+                        m * MINUTE
+                    );
+                }
+            }
+        }
+    }
+    for w in workloads() {
+        for pod in w.pods {
+            for (c, p, _, _) in &w.containers {
+                for m in first..=end_minute {
+                    let _ = writeln!(
+                        out,
+                        "container_memory_working_set_bytes{{namespace=\"{namespace}\",pod=\"{pod}\",container=\"{c}\"}} {} {}",
+                        p.mem(m),
+                        m * MINUTE
+                    );
+                }
+            }
+        }
+    }
+    out.push_str("# EOF\n");
+    out
+}
+
+/// The p99 of Crane's histogram, computed here from the documented algorithm rather than
+/// craned's code: linear buckets of `bucket`, each sample weighted by its value (at least
+/// 1e-5), the answer is the end of the first bucket where the cumulative weight reaches 99%.
+pub fn p99_bucket_end(values: &[f64], bucket: f64) -> f64 {
+    let mut weights: BTreeMap<i64, f64> = BTreeMap::new();
+    let mut total = 0.0;
+    for &v in values {
+        let w = v.max(1e-5);
+        *weights.entry((v / bucket).trunc() as i64).or_default() += w;
+        total += w;
+    }
+    let mut cumulative = 0.0;
+    for (b, w) in weights {
+        cumulative += w;
+        if cumulative >= 0.99 * total {
+            return (b + 1) as f64 * bucket;
+        }
+    }
+    unreachable!("the cumulative weight reaches the total")
+}
+
+/// The expected (millicores, bytes) of a container with margin `margin`: the week of minutes
+/// both pods contribute (the same values twice do not move a percentile, but keep it honest).
+pub fn expected(p: &Pattern, end_minute: i64, margin: f64) -> (i64, i64) {
+    let minutes: Vec<i64> = (end_minute - WEEK_MINUTES..=end_minute).collect();
+    let cpu: Vec<f64> = minutes.iter().flat_map(|&m| [p.cpu(m), p.cpu(m)]).collect();
+    let mem: Vec<f64> = minutes.iter().flat_map(|&m| [p.mem(m), p.mem(m)]).collect();
+    let cpu_est = p99_bucket_end(&cpu, 0.1) * (1.0 + margin) / 1.0;
+    let mem_est = p99_bucket_end(&mem, 104_857_600.0) * (1.0 + margin) / 1.0;
+    ((cpu_est * 1000.0) as i64, mem_est as i64)
+}
+
+pub fn config_file(margin: &str) -> String {
+    format!(
+        "apiVersion: analysis.crane.io/v1alpha1
+kind: RecommendationConfiguration
+recommenders:
+  - name: Resource
+    acceptedResources:
+      - kind: Deployment
+        apiVersion: apps/v1
+    config:
+      cpu-request-margin-fraction: \"{margin}\"
+      mem-request-margin-fraction: \"{margin}\"
+      # The test's workloads are seconds old; Crane's default cooldown is 3 minutes.
+      creation-cooldown: \"0s\"
+"
+    )
+}
+
+pub fn deployment(namespace: &str, w: &Workload) -> Value {
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": w.name, "namespace": namespace, "labels": {"app": w.name}},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": w.name}},
+            "template": {
+                "metadata": {"labels": {"app": w.name}},
+                "spec": {"containers": w.containers.iter().map(|(c, _, cpu, mem)| json!({
+                    "name": c, "image": "registry.invalid/app:1",
+                    "resources": {"requests": {"cpu": cpu, "memory": mem}},
+                })).collect::<Vec<_>>()},
+            },
+        },
+    })
+}
+
+pub fn recommendation_api(client: &kube::Client, namespace: &str) -> Api<DynamicObject> {
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("analysis.crane.io", "v1alpha1", "Recommendation"),
+        "recommendations",
+    );
+    Api::namespaced_with(client.clone(), namespace, &ar)
+}
+
+pub fn rule_api(client: &kube::Client) -> Api<DynamicObject> {
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("analysis.crane.io", "v1alpha1", "RecommendationRule"),
+        "recommendationrules",
+    );
+    Api::all_with(client.clone(), &ar)
+}
+
+/// The Recommendations of a target (by name, whatever its kind).
+pub async fn recommendations_of(
+    api: &Api<DynamicObject>,
+    target: &str,
+) -> Result<Vec<DynamicObject>> {
+    let list = api
+        .list(&kube::api::ListParams::default().labels(&format!(
+            "analysis.crane.io/recommendation-target-name={target}"
+        )))
+        .await?;
+    Ok(list.items)
+}
+
+/// The Recommendation of a target, when Ready.
+pub async fn ready_recommendation(
+    api: &Api<DynamicObject>,
+    target: &str,
+) -> Result<Option<DynamicObject>> {
+    Ok(recommendations_of(api, target)
+        .await?
+        .into_iter()
+        .find(|r| {
+            r.data
+                .pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .is_some_and(|cs| {
+                    cs.iter()
+                        .any(|c| c["type"] == "Ready" && c["status"] == "True")
+                })
+        }))
+}
+
+/// container → (millicores, bytes) from a Recommendation's recommendedInfo (the patch that
+/// would adopt it; recommendedValue holds the same numbers as YAML).
+pub fn targets_of(rec: &DynamicObject) -> Result<BTreeMap<String, (i64, i64)>> {
+    let info = rec.data["status"]["recommendedInfo"]
+        .as_str()
+        .context("no recommendedInfo")?;
+    let v: Value = serde_json::from_str(info)?;
+    let mut out = BTreeMap::new();
+    for c in v["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .context("no containers")?
+    {
+        let name = c["name"].as_str().context("name")?;
+        let req = &c["resources"]["requests"];
+        let cpu = Quantity::parse(req["cpu"].as_str().context("cpu")?)?.milli_value();
+        let mem = Quantity::parse(req["memory"].as_str().context("memory")?)?.value();
+        out.insert(name.to_string(), (cpu, mem));
+    }
+    assert!(
+        rec.data["status"]["recommendedValue"]
+            .as_str()
+            .is_some_and(|v| v.contains("resourceRequest:")),
+        "{:#}",
+        rec.data["status"]
+    );
+    Ok(out)
+}
+
+pub async fn scrape(addr: &str) -> Result<String> {
+    Ok(http_client()?
+        .get(format!("http://{addr}/metrics"))
+        .send()
+        .await?
+        .error_for_status()?
+        .text()
+        .await?)
+}
+
+pub fn gauge(text: &str, name: &str, must_contain: &[&str]) -> Option<f64> {
+    text.lines()
+        .filter(|l| l.starts_with(name) && must_contain.iter().all(|m| l.contains(m)))
+        .find_map(|l| l.rsplit(' ').next()?.parse().ok())
+}
+
+/// Deletes the cluster-scoped rule when the test ends, however it ends.
+pub struct RuleGuard {
+    kubectl: std::process::Command,
+}
+
+impl Drop for RuleGuard {
+    fn drop(&mut self) {
+        let _ = self
+            .kubectl
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
+
+/// craned's flags for a test: the metrics and health addresses are args 3 and 4.
+pub fn craned_args(
+    cluster: &Cluster,
+    prometheus_url: &str,
+    config_path: &std::path::Path,
+    metrics_addr: &str,
+    health_port: u16,
+    namespace: &str,
+) -> Result<Vec<String>> {
+    Ok(vec![
+        format!("--kubeconfig={}", cluster.kubeconfig()?.display()),
+        format!("--prometheus-address={prometheus_url}"),
+        format!(
+            "--recommendation-configuration-file={}",
+            config_path.display()
+        ),
+        format!("--metrics-bind-address={metrics_addr}"),
+        format!("--health-probe-bind-address=127.0.0.1:{health_port}"),
+        "--leader-elect=true".to_string(),
+        format!("--pod-namespace={namespace}"),
+        "--log-level=info,ferrocrane_craned=debug".to_string(),
+        // Far above any answer these tests' histories give; the fault test goes past it.
+        "--prometheus-max-response-size=4Mi".to_string(),
+    ])
+}
+
+/// craned started and ready (its health port serves /readyz).
+pub async fn start_craned(args: &[String], health_port: u16) -> Result<ServiceProcess> {
+    let mut craned = ServiceProcess::start("craned", args)?;
+    craned
+        .wait_ready(
+            &format!("http://127.0.0.1:{health_port}/readyz"),
+            Duration::from_secs(60),
+        )
+        .await?;
+    Ok(craned)
+}
+
+/// A RecommendationRule, deleted when the guard drops.
+pub async fn create_rule(
+    cluster: &Cluster,
+    client: &kube::Client,
+    name: &str,
+    spec: Value,
+) -> Result<RuleGuard> {
+    let rule: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "analysis.crane.io/v1alpha1",
+        "kind": "RecommendationRule",
+        "metadata": {"name": name},
+        "spec": spec,
+    }))?;
+    rule_api(client)
+        .create(&PostParams::default(), &rule)
+        .await?;
+    let mut kubectl = cluster.kubectl()?;
+    kubectl.args([
+        "delete",
+        "recommendationrules.analysis.crane.io",
+        name,
+        "--wait=false",
+        "--ignore-not-found",
+    ]);
+    Ok(RuleGuard { kubectl })
+}
+
+pub fn tempfile_dir() -> Result<std::path::PathBuf> {
+    let d = std::env::temp_dir().join(format!(
+        "ferrocrane-craned-e2e-{}-{}",
+        std::process::id(),
+        SystemTime::now().duration_since(UNIX_EPOCH)?.as_nanos()
+    ));
+    std::fs::create_dir_all(&d)?;
+    Ok(d)
+}
+
+/// The rule both Resource tests create: every Deployment of `namespace`, once a day.
+pub fn resource_rule_spec(namespace: &str) -> Value {
+    json!({
+        "runInterval": "24h",
+        "namespaceSelector": {"matchNames": [namespace]},
+        "resourceSelectors": [{"kind": "Deployment", "apiVersion": "apps/v1"}],
+        "recommenders": [{"name": "Resource"}],
+    })
+}
+
+/// Waits for `target`'s Ready Recommendation, failing early if craned exits.
+pub async fn wait_ready_recommendation(
+    recs: &Api<DynamicObject>,
+    craned: &mut ServiceProcess,
+    target: &str,
+    timeout: Duration,
+) -> Result<DynamicObject> {
+    ferrocrane_e2e::wait_until(
+        &format!("a Ready Resource recommendation for {target}"),
+        timeout,
+        || {
+            let alive = craned.ensure_running();
+            async move {
+                alive?;
+                ready_recommendation(recs, target).await
+            }
+        },
+    )
+    .await
+    .with_context(|| format!("craned log:\n{}", craned.logs()))
+}
