@@ -177,6 +177,9 @@ wait_for etcd 30 curl -sf "http://127.0.0.1:$ETCD_PORT/health"
 
 log "starting kube-apiserver on $APISERVER_URL"
 read -r -a APISERVER_EXTRA_ARGS <<<"${FERROCRANE_APISERVER_ARGS:-}"
+# ShardedListAndWatch (alpha, KEP-5866): ksm's --server-side-sharding asks for one shard's
+# objects. Later --feature-gates in FERROCRANE_APISERVER_ARGS override it (=false to test
+# the fallback).
 # --endpoint-reconciler-type=none: Endpoints may not hold loopback addresses, so the
 # default reconciler would fail forever publishing 127.0.0.1 for the kubernetes Service.
 start kube-apiserver "$FERROCRANE_BIN/kube-apiserver" \
@@ -198,6 +201,7 @@ start kube-apiserver "$FERROCRANE_BIN/kube-apiserver" \
     --enable-aggregator-routing=false \
     --allow-privileged=true \
     --profiling=false \
+    --feature-gates ShardedListAndWatch=true \
     "${APISERVER_EXTRA_ARGS[@]}"
 wait_for kube-apiserver 90 "$KUBECTL" get --raw /readyz
 

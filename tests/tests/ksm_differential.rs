@@ -71,6 +71,11 @@ const DOCUMENTED: &[Documented] = &[
         doc: "Telemetry: `kube_state_metrics_list_total` and `kube_state_metrics_list_objects` are exported",
     },
     Documented {
+        family: "kube_state_metrics_shard_objects_received_total",
+        line_contains: None,
+        doc: "Telemetry: `kube_state_metrics_shard_objects_received_total{resource,owned}`",
+    },
+    Documented {
         family: "kube_state_metrics_dropped_objects_total",
         line_contains: None,
         doc: "Telemetry: `kube_state_metrics_dropped_objects_total{resource}`",

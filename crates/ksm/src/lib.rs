@@ -20,6 +20,7 @@ pub mod http;
 pub mod options;
 pub mod registry;
 pub mod runtime;
+pub mod server_sharding;
 pub mod sharding;
 pub mod sources;
 pub mod store;

@@ -27,10 +27,11 @@ use crate::custom_resource::{
 use crate::families::FamilyContext;
 use crate::http::{MetricsState, router};
 use crate::registry::{FamilyPredicate, ResourcePlan, start};
+use crate::server_sharding::{UidRange, sharded_client};
 use crate::sharding::Sharding;
 use crate::store::{Serving, SharedServing};
 use crate::telemetry::Telemetry;
-use crate::watch::{ListSettings, NamespacePlan, WatchSettings};
+use crate::watch::{ListSettings, NamespacePlan, ObjectOwnership, WatchSettings};
 
 /// How often discovery is refreshed to notice CRDs created or deleted after start.
 const DISCOVERY_INTERVAL: Duration = Duration::from_secs(5);
@@ -51,6 +52,8 @@ pub struct EngineSpec {
     pub family_enabled: FamilyPredicate,
     pub context_for: Arc<dyn Fn(&str) -> FamilyContext + Send + Sync>,
     pub sharding: Sharding,
+    /// `--server-side-sharding`: the API server sends only this shard's objects.
+    pub server_side_sharding: bool,
     pub list: ListSettings,
     /// Custom resource state configuration; `None` for none.
     pub custom_resources: Option<Arc<CustomResourceStateConfig>>,
@@ -107,13 +110,22 @@ impl Engine {
         let (synced_tx, synced_rx) = watch::channel(false);
         let synced_tx = Arc::new(synced_tx);
         let pending = Arc::new(AtomicUsize::new(0));
+        // Server-side, the watchers' requests carry the shard's range and ownership uses the
+        // same range; client-side, every object arrives and the jump hash picks ours.
+        let (watch_client, ownership): (Client, Arc<dyn ObjectOwnership>) =
+            if spec.server_side_sharding && spec.sharding.is_sharded() {
+                let range = UidRange::of(spec.sharding);
+                (sharded_client(client, range), Arc::new(range))
+            } else {
+                (client.clone(), Arc::new(spec.sharding))
+            };
         let watch = WatchSettings {
-            client: client.clone(),
+            client: watch_client,
             namespaces: NamespacePlan {
                 namespaces: spec.namespaces.clone(),
                 denylist_selector: spec.namespace_field_selector.clone(),
             },
-            ownership: Arc::new(spec.sharding),
+            ownership,
             telemetry: telemetry.clone(),
             list: spec.list,
         };

@@ -297,6 +297,7 @@ pub fn engine_spec(
         family_enabled: Arc::new(move |name, opt_in| filter.is_included(name, opt_in)),
         context_for: Arc::new(move |resource| contexts.family_context(resource)),
         sharding,
+        server_side_sharding: options.server_side_sharding,
         list: ListSettings {
             use_apiserver_cache: options.use_apiserver_cache,
             object_limit: options.object_limit,

@@ -12,6 +12,7 @@ pub struct Telemetry {
     watch_total: CounterVec,
     list_objects: GaugeVec,
     dropped_objects: CounterVec,
+    shard_objects: CounterVec,
     shard_ordinal: GaugeVec,
     total_shards: Gauge,
     pub scrape_duration: HistogramVec,
@@ -97,6 +98,15 @@ impl Telemetry {
             ),
             &["resource"],
         )?;
+        // Not in upstream: what sharding costs. Client-side, every shard receives every
+        // object (owned="false" is the waste); server-side, owned="false" stays 0.
+        let shard_objects = CounterVec::new(
+            Opts::new(
+                "kube_state_metrics_shard_objects_received_total",
+                "Objects received from the API server (lists and watch events), by whether this shard exports them.",
+            ),
+            &["resource", "owned"],
+        )?;
         let shard_ordinal = GaugeVec::new(
             Opts::new(
                 "kube_state_metrics_shard_ordinal",
@@ -147,6 +157,7 @@ impl Telemetry {
         registry.register(Box::new(watch_total.clone()))?;
         registry.register(Box::new(list_objects.clone()))?;
         registry.register(Box::new(dropped_objects.clone()))?;
+        registry.register(Box::new(shard_objects.clone()))?;
         registry.register(Box::new(shard_ordinal.clone()))?;
         registry.register(Box::new(total_shards.clone()))?;
         registry.register(Box::new(scrape_duration.clone()))?;
@@ -156,6 +167,7 @@ impl Telemetry {
             watch_total,
             list_objects,
             dropped_objects,
+            shard_objects,
             shard_ordinal,
             total_shards,
             scrape_duration,
@@ -220,6 +232,13 @@ impl Telemetry {
             _ => &self.watch_total,
         };
         counter.with_label_values(&["error", resource]).inc();
+    }
+
+    /// An object arrived from the API server; `owned`: this shard exports it.
+    pub fn object_received(&self, resource: &str, owned: bool) {
+        self.shard_objects
+            .with_label_values(&[resource, if owned { "true" } else { "false" }])
+            .inc();
     }
 
     /// An object was received but is not exported (logged where it happens).

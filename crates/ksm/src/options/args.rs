@@ -76,6 +76,13 @@ pub struct Args {
     )]
     pub total_shards: i32,
 
+    /// Ask the API server for this shard's objects only (KEP-5866 shardSelector; kube-apiserver
+    /// 1.36+ with the ShardedListAndWatch feature gate) instead of receiving every object and
+    /// dropping the other shards'. Assigns UID hash ranges, not client-side sharding's jump
+    /// hash: never mix the two in one fleet. Not with auto-sharding (--pod). Experimental.
+    #[arg(long = "server-side-sharding", value_name = "BOOL", num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true", value_parser = parse_go_bool)]
+    pub server_side_sharding: bool,
+
     /// Name of the pod running this exporter.
     #[arg(long, default_value = "", hide_default_value = true, long_help = format!("Name of the pod running this exporter. {AUTOSHARDING_NOTE}"))]
     pub pod: String,

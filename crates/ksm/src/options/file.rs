@@ -102,6 +102,8 @@ pub struct ConfigFile {
     /// Upstream's `Help` field; accepted and ignored.
     pub help: Option<bool>,
     pub track_unscheduled_pods: Option<bool>,
+    /// `--server-side-sharding`.
+    pub server_side_sharding: Option<bool>,
     /// `--use-apiserver-cache`.
     pub use_api_server_cache: Option<bool>,
     pub object_limit: Option<i64>,

@@ -45,6 +45,7 @@ pub(super) struct Raw {
     pub(super) pod_namespace: String,
     pub(super) node: String,
     pub(super) track_unscheduled_pods: bool,
+    pub(super) server_side_sharding: bool,
     pub(super) crs_inline: String,
     pub(super) crs_file: Option<PathBuf>,
     pub(super) crs_only: bool,
@@ -92,6 +93,7 @@ impl Raw {
             pod_namespace: args.pod_namespace.clone(),
             node: args.node.clone(),
             track_unscheduled_pods: args.track_unscheduled_pods,
+            server_side_sharding: args.server_side_sharding,
             crs_inline: args.custom_resource_state_config.clone(),
             crs_file: non_empty_path(&args.custom_resource_state_config_file),
             crs_only: args.custom_resource_state_only,
@@ -183,6 +185,11 @@ impl Raw {
             track_unscheduled_pods,
             "--track-unscheduled-pods",
             f.track_unscheduled_pods
+        );
+        set!(
+            server_side_sharding,
+            "--server-side-sharding",
+            f.server_side_sharding
         );
         set!(
             crs_inline,

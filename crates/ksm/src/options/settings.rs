@@ -116,6 +116,8 @@ pub struct Options {
     pub labels_allowlist: KeyAllowlists,
     pub annotations_allowlist: KeyAllowlists,
     pub sharding: ShardingMode,
+    /// `--server-side-sharding`: UID hash ranges, filtered by the API server.
+    pub server_side_sharding: bool,
     pub custom_resource_config: CustomResourceConfig,
     pub host: String,
     pub port: u16,

@@ -556,3 +556,26 @@ fn server_timeouts_reach_the_server_as_go_reads_them() {
     ]);
     assert_eq!(s.header_read_timeout, None);
 }
+
+#[test]
+fn server_side_sharding_is_opt_in_and_static_only() {
+    assert!(!opts(&[]).server_side_sharding);
+    let o = opts(&["--shard=1", "--total-shards=3", "--server-side-sharding"]);
+    assert!(o.server_side_sharding);
+    assert_eq!(
+        o.sharding,
+        ShardingMode::Static(Sharding { shard: 1, total: 3 })
+    );
+    assert!(!opts(&["--server-side-sharding=false"]).server_side_sharding);
+    let e = err(&[
+        "--pod=ksm-1",
+        "--pod-namespace=monitoring",
+        "--server-side-sharding",
+    ]);
+    assert!(
+        e.starts_with("--server-side-sharding") && e.contains("auto-sharding"),
+        "{e}"
+    );
+    let from_file = with_file(&[], "server_side_sharding: true\n").expect("config file");
+    assert!(from_file.server_side_sharding);
+}

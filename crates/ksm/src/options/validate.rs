@@ -113,6 +113,14 @@ impl Raw {
                 shard: self.shard,
                 total: self.total_shards,
             }),
+            (false, false) if self.server_side_sharding => {
+                return Err(invalid(
+                    origin.of("--server-side-sharding", "server_side_sharding"),
+                    true,
+                    "is not supported with auto-sharding (--pod) yet: a replica change would \
+                     have to restart every watch with a new range; use --shard and --total-shards",
+                ));
+            }
             (false, false) => ShardingMode::Auto {
                 pod: self.pod.clone(),
                 namespace: self.pod_namespace.clone(),
@@ -201,6 +209,7 @@ impl Raw {
             labels_allowlist,
             annotations_allowlist,
             sharding,
+            server_side_sharding: self.server_side_sharding,
             custom_resource_config,
             host: self.host,
             port: self.port,

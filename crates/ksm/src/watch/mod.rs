@@ -29,6 +29,12 @@ use crate::telemetry::Telemetry;
 /// Decides whether this instance exports an object: sharding by UID.
 pub trait ObjectOwnership: Send + Sync {
     fn owns(&self, uid: &str) -> bool;
+
+    /// Whether the API server was asked to send only owned objects (server-side sharding),
+    /// so one that is not owned means the server ignored the request.
+    fn filtered_by_server(&self) -> bool {
+        false
+    }
 }
 
 /// Turns one object into its store lines (one entry per enabled family): what differs
@@ -150,11 +156,22 @@ pub(crate) async fn apply_events<K>(
     let mut budget = list.budget();
     let mut on_synced = Some(on_synced);
     let mut listed: HashSet<String> = HashSet::new();
+    let warned_unfiltered = std::sync::atomic::AtomicBool::new(false);
     let apply = |obj: &K, listed: Option<&mut HashSet<String>>| {
         let Some(uid) = obj.meta().uid.as_deref() else {
             return;
         };
-        if !ownership.owns(uid) {
+        let owned = ownership.owns(uid);
+        telemetry.object_received(label, owned);
+        if !owned {
+            if ownership.filtered_by_server()
+                && !warned_unfiltered.swap(true, std::sync::atomic::Ordering::Relaxed)
+            {
+                tracing::error!(
+                    resource,
+                    "--server-side-sharding: the API server sent an object of another shard, so it ignores shardSelector (kube-apiserver older than 1.36, or its ShardedListAndWatch feature gate is off); filtering here instead: the output is right, but every object still reaches every shard"
+                );
+            }
             return;
         }
         match render.render(obj) {

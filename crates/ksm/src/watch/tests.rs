@@ -72,7 +72,7 @@ struct Run {
 
 async fn run(
     events: Vec<watcher::Result<Event<ConfigMap>>>,
-    ownership: Sharding,
+    ownership: impl ObjectOwnership + 'static,
     list: ListSettings,
 ) -> Run {
     let store = store();
@@ -150,6 +150,32 @@ async fn the_object_limit_counts_each_list_and_sharding_skips_foreign_uids() {
     let owned = uids.iter().filter(|u| shard.owns(u)).count();
     assert!(owned > 0 && owned < uids.len());
     assert_eq!(sharded.store.len(), owned);
+    let t = sharded.telemetry.exposition();
+    for line in [
+        format!(
+            "kube_state_metrics_shard_objects_received_total{{owned=\"true\",resource=\"configmaps\"}} {owned}"
+        ),
+        format!(
+            "kube_state_metrics_shard_objects_received_total{{owned=\"false\",resource=\"configmaps\"}} {}",
+            uids.len() - owned
+        ),
+    ] {
+        assert!(t.contains(&line), "missing {line} in\n{t}");
+    }
+}
+
+#[tokio::test]
+async fn server_side_ranges_filter_here_too_when_the_api_server_does_not() {
+    // An API server without the gate sends everything: the range still decides.
+    let range = crate::server_sharding::UidRange::of(Sharding { shard: 1, total: 2 });
+    let uids: Vec<String> = (0..40)
+        .map(|i| format!("{i:08x}-0000-4000-8000-{:012x}", i * 7919))
+        .collect();
+    let events = listed(uids.iter().map(|u| cm(u, u)).collect());
+    let r = run(events, range, ListSettings::default()).await;
+    let owned = uids.iter().filter(|u| range.contains(u)).count();
+    assert!(owned > 0 && owned < uids.len(), "{owned}");
+    assert_eq!(r.store.len(), owned);
 }
 
 #[tokio::test]
