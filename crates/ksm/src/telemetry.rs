@@ -234,11 +234,13 @@ impl Telemetry {
         counter.with_label_values(&["error", resource]).inc();
     }
 
-    /// An object arrived from the API server; `owned`: this shard exports it.
-    pub fn object_received(&self, resource: &str, owned: bool) {
-        self.shard_objects
-            .with_label_values(&[resource, if owned { "true" } else { "false" }])
-            .inc();
+    /// The counters of objects arriving for `resource`, (owned, another shard's): looked up
+    /// once per watcher, not per event.
+    pub fn received_counters(&self, resource: &str) -> (prometheus::Counter, prometheus::Counter) {
+        (
+            self.shard_objects.with_label_values(&[resource, "true"]),
+            self.shard_objects.with_label_values(&[resource, "false"]),
+        )
     }
 
     /// An object was received but is not exported (logged where it happens).

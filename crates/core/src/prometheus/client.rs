@@ -353,22 +353,34 @@ impl PrometheusClient {
         Ok(data)
     }
 
-    /// GET, or a POST form when so configured or when the GET URL would be longer than the
-    /// configured length.
-    fn verb_for(&self, endpoint: Endpoint, params: &[(&str, String)]) -> Verb {
-        if self.inner.verb == Verb::Post {
-            return Verb::Post;
+    /// A GET, or a POST form when so configured or when the GET URL would be longer than the
+    /// configured length (the URL is built once, to measure it and to send it).
+    fn request_for(
+        &self,
+        endpoint: Endpoint,
+        params: &[(&str, String)],
+    ) -> reqwest::RequestBuilder {
+        let inner = &self.inner;
+        let post = || {
+            inner
+                .http
+                .request(Method::POST, endpoint_url(&inner.base, endpoint))
+                .form(params)
+        };
+        if inner.verb == Verb::Post {
+            return post();
         }
-        let len = get_url(&self.inner.base, endpoint, params).as_str().len();
-        if len > self.inner.max_get_url_len {
+        let url = get_url(&inner.base, endpoint, params);
+        let len = url.as_str().len();
+        if len > inner.max_get_url_len {
             tracing::debug!(
                 endpoint = endpoint.as_str(),
                 url_len = len,
                 "sending as POST: the GET URL would be too long"
             );
-            Verb::Post
+            post()
         } else {
-            Verb::Get
+            inner.http.request(Method::GET, url)
         }
     }
 
@@ -395,7 +407,7 @@ impl PrometheusClient {
         if let Some(value) = inner.partial_response.param() {
             params.push(("partial_response", value.to_owned()));
         }
-        let verb = self.verb_for(endpoint, &params);
+        let req = self.request_for(endpoint, &params);
         let waited = Instant::now();
         // The semaphore is never closed, so acquire only fails if that invariant breaks; map it
         // to an error rather than panicking.
@@ -410,7 +422,7 @@ impl PrometheusClient {
             m.in_flight.inc();
         }
         let started = Instant::now();
-        let result = self.send(endpoint, verb, params, decode).await;
+        let result = self.send(endpoint, req, decode).await;
         if let Some(m) = metrics {
             m.in_flight.dec();
             let code = match &result {
@@ -427,21 +439,11 @@ impl PrometheusClient {
     async fn send<T>(
         &self,
         endpoint: Endpoint,
-        verb: Verb,
-        params: Vec<(&str, String)>,
+        mut req: reqwest::RequestBuilder,
         decode: fn(&[u8]) -> Result<Decoded<T>, DecodeError>,
     ) -> Result<(T, Vec<String>), PrometheusError> {
         let inner = &self.inner;
         let name = endpoint.as_str();
-        let mut req = match verb {
-            Verb::Get => inner
-                .http
-                .request(Method::GET, get_url(&inner.base, endpoint, &params)),
-            Verb::Post => inner
-                .http
-                .request(Method::POST, endpoint_url(&inner.base, endpoint))
-                .form(&params),
-        };
         req = req.headers(inner.headers.clone());
         if let Some(token) = &inner.token {
             req = req.bearer_auth(token.token()?);

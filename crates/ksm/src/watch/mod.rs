@@ -157,13 +157,15 @@ pub(crate) async fn apply_events<K>(
     let mut on_synced = Some(on_synced);
     let mut listed: HashSet<String> = HashSet::new();
     let warned_unfiltered = std::sync::atomic::AtomicBool::new(false);
+    let (received_owned, received_foreign) = telemetry.received_counters(label);
     let apply = |obj: &K, listed: Option<&mut HashSet<String>>| {
         let Some(uid) = obj.meta().uid.as_deref() else {
             return;
         };
-        let owned = ownership.owns(uid);
-        telemetry.object_received(label, owned);
-        if !owned {
+        if ownership.owns(uid) {
+            received_owned.inc();
+        } else {
+            received_foreign.inc();
             if ownership.filtered_by_server()
                 && !warned_unfiltered.swap(true, std::sync::atomic::Ordering::Relaxed)
             {
