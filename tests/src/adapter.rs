@@ -369,3 +369,67 @@ pub fn front_proxied_adapter_args(
     }
     Ok(args)
 }
+
+/// Our adapter called directly, as the aggregator would (front-proxy client certificate and
+/// X-Remote-User/Group headers), without registering APIServices: tests that need no
+/// aggregator path run beside each other this way.
+pub struct FrontProxiedAdapter {
+    pub process: ServiceProcess,
+    /// `https://127.0.0.1:<port>`.
+    pub base: String,
+    pub http: reqwest::Client,
+}
+
+impl FrontProxiedAdapter {
+    /// Starts metrics-adapter with upstream's flags, the config text `config` (written to
+    /// `dir`), Prometheus at `prometheus` and `extra_args` after the usual ones; waits until
+    /// ready.
+    pub async fn start(
+        cluster: &Cluster,
+        prometheus: &str,
+        config: &str,
+        dir: &std::path::Path,
+        extra_args: &[&str],
+    ) -> Result<FrontProxiedAdapter> {
+        let port = free_port()?;
+        let config_file = dir.join("config.yaml");
+        std::fs::write(&config_file, config)?;
+        let config_file = config_file.display().to_string();
+        let mut args = front_proxied_adapter_args(cluster, port, prometheus, &config_file)?;
+        args.extend(extra_args.iter().map(|a| (*a).to_owned()));
+        let ca = std::fs::read_to_string(cluster.env.path("AGGREGATED_SERVING_CA")?)?;
+        let mut process = ServiceProcess::start("metrics-adapter", &args)?;
+        let base = format!("https://127.0.0.1:{port}");
+        let http = adapter_https_client(cluster, &ca, true)?;
+        process
+            .wait_ready_using(&http, &format!("{base}/readyz"), Duration::from_secs(60))
+            .await?;
+        Ok(FrontProxiedAdapter {
+            process,
+            base,
+            http,
+        })
+    }
+
+    /// GETs `path` as a system:masters user: (status, JSON body or `null`).
+    pub async fn get(&self, path: &str) -> Result<(u16, serde_json::Value)> {
+        let resp = self
+            .http
+            .get(format!("{}{path}", self.base))
+            .header("X-Remote-User", "ferrocrane-e2e")
+            .header("X-Remote-Group", "system:masters")
+            .send()
+            .await?;
+        let status = resp.status().as_u16();
+        let body = resp.bytes().await?;
+        Ok((
+            status,
+            serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null),
+        ))
+    }
+
+    /// What the adapter logged after byte `offset` of its log.
+    pub fn lines_after(&self, offset: usize) -> String {
+        self.process.logs().get(offset..).unwrap_or("").to_owned()
+    }
+}

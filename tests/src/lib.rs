@@ -30,7 +30,7 @@ mod top;
 mod wait;
 
 pub use adapter::{
-    AdapterLaunch, METRICS_APISERVICES, MetricsAdapter, adapter_https_client,
+    AdapterLaunch, FrontProxiedAdapter, METRICS_APISERVICES, MetricsAdapter, adapter_https_client,
     adapter_https_client_presenting, adapter_https_client_resolving, front_proxied_adapter_args,
 };
 pub use backends::{Backend, BackendKind, THANOS_REPLICA_LABEL};

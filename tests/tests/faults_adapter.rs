@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail, ensure};
 use ferrocrane_e2e::{
-    Cluster, Exporter, Fault, FaultProxy, ServiceProcess, adapter_https_client,
-    adapter_https_client_presenting, free_port, front_proxied_adapter_args, wait_until,
+    Cluster, Exporter, Fault, FaultProxy, FrontProxiedAdapter as Adapter, adapter_https_client,
+    adapter_https_client_presenting, wait_until,
 };
 use serde_json::Value;
 
@@ -26,31 +26,6 @@ externalRules:
   metricsQuery: 'sum(<<.Series>>{{<<.LabelMatchers>>}}) by (queue)'
 "#
     )
-}
-
-struct Adapter {
-    process: ServiceProcess,
-    base: String,
-    http: reqwest::Client,
-}
-
-impl Adapter {
-    async fn get(&self, path: &str) -> Result<(u16, Value)> {
-        let resp = self
-            .http
-            .get(format!("{}{path}", self.base))
-            .header("X-Remote-User", "ferrocrane-faults")
-            .header("X-Remote-Group", "system:masters")
-            .send()
-            .await?;
-        let status = resp.status().as_u16();
-        let body = resp.bytes().await?;
-        Ok((status, serde_json::from_slice(&body).unwrap_or(Value::Null)))
-    }
-
-    fn lines_after(&self, offset: usize) -> String {
-        self.process.logs().get(offset..).unwrap_or("").to_owned()
-    }
 }
 
 /// Waits until the adapter serves the exporter's value (7) for the queue `jobs`.
@@ -79,30 +54,14 @@ async fn start_adapter(
     prometheus: &str,
     dir: &std::path::Path,
 ) -> Result<Adapter> {
-    let port = free_port()?;
-    let config_file = dir.join("config.yaml");
-    std::fs::write(&config_file, config())?;
-    let config_file = config_file.display().to_string();
-    let mut args = front_proxied_adapter_args(cluster, port, prometheus, &config_file)?;
     // A fast relist, and the bounds the faults run into.
-    args.extend([
-        "--metrics-relist-interval=2s".into(),
-        "--metrics-max-age=1h".into(),
-        "--prometheus-query-timeout=2s".into(),
-        "--prometheus-max-response-size=1Mi".into(),
-    ]);
-    let ca = std::fs::read_to_string(cluster.env.path("AGGREGATED_SERVING_CA")?)?;
-    let mut process = ServiceProcess::start("metrics-adapter", &args)?;
-    let base = format!("https://127.0.0.1:{port}");
-    let http = adapter_https_client(cluster, &ca, true)?;
-    process
-        .wait_ready_using(&http, &format!("{base}/readyz"), Duration::from_secs(60))
-        .await?;
-    Ok(Adapter {
-        process,
-        base,
-        http,
-    })
+    let extra = [
+        "--metrics-relist-interval=2s",
+        "--metrics-max-age=1h",
+        "--prometheus-query-timeout=2s",
+        "--prometheus-max-response-size=1Mi",
+    ];
+    Adapter::start(cluster, prometheus, &config(), dir, &extra).await
 }
 
 #[tokio::test]

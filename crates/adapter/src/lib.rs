@@ -13,6 +13,8 @@ pub mod check;
 pub mod config;
 pub mod loader;
 pub mod naming;
+pub mod object_selector;
+pub mod objects;
 pub mod options;
 pub mod registry;
 pub mod relist;

@@ -58,6 +58,13 @@ pub struct Args {
     #[arg(long = "lister-kubeconfig")]
     pub lister_kubeconfig: Option<PathBuf>,
 
+    /// Answer custom-metrics `*` requests from a metadata-only watch of the resource (names,
+    /// namespaces, labels) once it has synced, instead of a LIST per request (upstream's
+    /// behaviour, `--object-cache=false`). Not in upstream.
+    #[arg(long = "object-cache", default_value_t = true, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", action = clap::ArgAction::Set)]
+    pub object_cache: bool,
+
     /// Interval at which to refresh API discovery (resource names and kinds).
     #[arg(long = "discovery-interval", default_value = "10m", value_parser = parse_duration)]
     pub discovery_interval: Duration,

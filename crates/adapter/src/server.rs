@@ -250,6 +250,10 @@ pub async fn serve_adapter(args: Args) -> anyhow::Result<()> {
             registries,
             resource_queries,
             prometheus,
+            objects: Arc::new(crate::objects::ObjectCaches::new(
+                lister.clone(),
+                args.object_cache,
+            )),
             lister,
             mapper,
             secure_port: args.serving.secure_port,

@@ -36,6 +36,8 @@ pub struct ApiState {
     pub prometheus: PrometheusClient,
     /// Lists the objects behind `*` requests (`--lister-kubeconfig`).
     pub lister: kube::Client,
+    /// Answers `*` requests from watches instead, once they have synced (`--object-cache`).
+    pub objects: std::sync::Arc<crate::objects::ObjectCaches>,
     pub mapper: SharedMapper,
     /// `--secure-port`, which `/apis` names.
     pub secure_port: u16,
@@ -329,7 +331,8 @@ fn check_field_selector(field_selector: Option<&str>, name: &str) -> Result<(), 
     }
 }
 
-/// Names of the objects a `*` request covers, listed from the API server (metadata only).
+/// Names of the objects a `*` request covers: from the object cache, or listed from the API
+/// server (metadata only) when the cache cannot answer.
 async fn list_names(
     state: &ApiState,
     mapper: &ResourceMapper,
@@ -343,13 +346,18 @@ async fn list_names(
         return Err(Status::internal("unable to list matching resources"));
     };
     let ar = mapping.api_resource();
+    let label_selector = params.label_selector.as_deref().filter(|s| !s.is_empty());
+    let scope = info.namespaced.then_some(namespace);
+    if let Some(names) = state.objects.names(&ar, scope, label_selector) {
+        return Ok(names);
+    }
     let api: Api<DynamicObject> = if info.namespaced {
         Api::namespaced_with(state.lister.clone(), namespace, &ar)
     } else {
         Api::all_with(state.lister.clone(), &ar)
     };
     let mut lp = ListParams::default();
-    if let Some(sel) = params.label_selector.as_deref().filter(|s| !s.is_empty()) {
+    if let Some(sel) = label_selector {
         lp = lp.labels(sel);
     }
     match api.list_metadata(&lp).await {

@@ -49,6 +49,7 @@ async fn app() -> Router {
         registries: Arc::new(RwLock::new(regs)),
         resource_queries: SharedQueries::new(None),
         prometheus: PrometheusClient::from_url("http://127.0.0.1:1").unwrap(),
+        objects: Arc::new(crate::objects::ObjectCaches::new(client.clone(), false)),
         lister: client,
         mapper: SharedMapper::fixed(mapper),
         secure_port: 443,

@@ -13,7 +13,6 @@ use http::header::ACCEPT;
 use serde::Deserialize;
 
 use super::fields::FieldSelector;
-use super::listers::label_selector;
 use super::model::{
     AssembleContext, NodeMetrics, ObjectInfo, PodMetrics, QueryResults, index_samples, list,
     node_metrics_list, object_not_found, pod_metrics_list,
@@ -21,6 +20,7 @@ use super::model::{
 use super::table::{Table, TableRequest, nodes_table, pods_table, table_request};
 use super::{ResourceMetricsState, Served};
 use crate::naming::{GroupResource, ResourceQueries, ResourceQuery};
+use crate::object_selector::label_selector;
 use crate::status::Status;
 
 /// The list options the metrics API honours.

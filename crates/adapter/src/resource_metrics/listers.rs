@@ -2,21 +2,20 @@
 //! with `status.phase=Running`, as prometheus-adapter's filtered pod informer), so a `kubectl
 //! top` request costs the API server nothing and waits for no list.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::Api;
-use kube::core::{Expression, PartialObjectMeta, Selector, SelectorExt};
+use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use tokio::task::JoinHandle;
 
 use super::fields::FieldSelector;
 use super::model::ObjectInfo;
+use crate::object_selector::ObjectSelector;
 use crate::status::Status;
-use ferrocrane_core::promql::{Operator, OrderingRequirement, parse_object_label_selector};
 
 /// How long a request waits for the first list of pods or nodes before answering 503.
 const SYNC_WAIT: Duration = Duration::from_secs(30);
@@ -160,82 +159,5 @@ impl Listers {
     pub(super) async fn node(&self, name: &str) -> Result<Option<ObjectInfo>, Status> {
         synced(&self.nodes, "node").await?;
         Ok(self.nodes.get(&ObjectRef::new(name)).map(|n| info(&n)))
-    }
-}
-
-/// A `labelSelector` parameter as a matcher over object labels, with apimachinery's semantics
-/// (`!=` and `notin` also match objects without the label; `>`/`<` compare integers).
-#[derive(Debug, Clone, Default)]
-pub struct ObjectSelector {
-    labels: Selector,
-    orderings: Vec<OrderingRequirement>,
-}
-
-impl ObjectSelector {
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        self.labels.matches(labels)
-            && self
-                .orderings
-                .iter()
-                .all(|o| o.matches(labels.get(&o.key).map(String::as_str)))
-    }
-}
-
-/// Parses a `labelSelector` parameter; a malformed one is a BadRequest.
-pub fn label_selector(selector: &str) -> Result<ObjectSelector, Status> {
-    let (reqs, orderings) =
-        parse_object_label_selector(selector).map_err(|e| Status::bad_request(e.to_string()))?;
-    let labels = Selector::from_iter(reqs.into_iter().map(|r| {
-        let mut values = r.values.into_iter();
-        match r.op {
-            Operator::Equals => Expression::Equal(r.key, values.next().unwrap_or_default()),
-            Operator::NotEquals => Expression::NotEqual(r.key, values.next().unwrap_or_default()),
-            Operator::In => Expression::In(r.key, values.collect()),
-            Operator::NotIn => Expression::NotIn(r.key, values.collect()),
-            Operator::Exists => Expression::Exists(r.key),
-            Operator::DoesNotExist => Expression::DoesNotExist(r.key),
-        }
-    }));
-    Ok(ObjectSelector { labels, orderings })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::BTreeMap;
-
-    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
-
-    #[test]
-    fn label_selectors_match_like_apimachinery() {
-        let web = labels(&[("app", "web"), ("tier", "a"), ("rank", "2")]);
-        let bare = labels(&[]);
-        for (sel, on_web, on_bare) in [
-            ("", true, true),
-            ("app=web", true, false),
-            ("app==web", true, false),
-            ("app!=web", false, true),
-            ("tier in (a,b)", true, false),
-            ("tier notin (a)", false, true),
-            ("app", true, false),
-            ("!app", false, true),
-            ("app=web,tier=b", false, false),
-            ("rank>1", true, false),
-            ("rank<2", false, false),
-            ("rank>1,app=web", true, false),
-        ] {
-            let s = label_selector(sel).unwrap();
-            assert_eq!(s.matches(&web), on_web, "{sel} on web");
-            assert_eq!(s.matches(&bare), on_bare, "{sel} on bare");
-        }
-        for bad in ["app in (", "rank>x", "rank>"] {
-            let e = label_selector(bad).unwrap_err();
-            assert_eq!(e.code, 400, "{bad}");
-        }
     }
 }

@@ -72,7 +72,6 @@ use crate::naming::ResourceQueries;
 
 pub use ferrocrane_core::quantity::{QuantityFormat, format_milli};
 pub use fields::FieldSelector;
-pub use listers::label_selector;
 pub use model::object_not_found;
 pub use model::{
     API_VERSIONS, AssembleContext, ContainerMetrics, ItemMeta, MetricsList, NodeMetrics,

@@ -54,6 +54,19 @@ impl Requirement {
             Operator::NotEquals | Operator::NotIn => label_not_matches(&self.key, &joined),
         }
     }
+
+    /// Whether an object whose label `key` has `value` (`None`: no such label) satisfies it,
+    /// as apimachinery's `labels.Requirement.Matches`: `!=` and `notin` also match objects
+    /// without the label.
+    pub fn matches(&self, value: Option<&str>) -> bool {
+        let listed = |v: &str| self.values.iter().any(|x| x == v);
+        match self.op {
+            Operator::Equals | Operator::In => value.is_some_and(listed),
+            Operator::NotEquals | Operator::NotIn => !value.is_some_and(listed),
+            Operator::Exists => value.is_some(),
+            Operator::DoesNotExist => value.is_none(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -484,5 +497,25 @@ mod tests {
         }
         let e = parse_label_selector("a>1").unwrap_err().to_string();
         assert!(e.contains('>') && e.contains('a'), "{e}");
+    }
+
+    #[test]
+    fn requirements_match_objects_like_apimachinery() {
+        let reqs = parse_label_selector("a=x,b!=y,c in (p,q),d notin (r),e,!f").unwrap();
+        let verdicts: Vec<[bool; 2]> = reqs
+            .iter()
+            .map(|r| [r.matches(None), r.matches(Some("x"))])
+            .collect();
+        assert_eq!(
+            verdicts,
+            [
+                [false, true], // a=x
+                [true, true],  // b!=y: an absent label is not y
+                [false, false],
+                [true, true], // d notin (r)
+                [false, true],
+                [true, false],
+            ]
+        );
     }
 }
