@@ -64,16 +64,6 @@ mkdir -p "$DIR"/{pki,etcd,prometheus/data,prometheus/targets,logs,kubeconfig,kwo
 PKI="$DIR/pki"
 
 # --- ports: free ones, so several clusters (and CI beside a developer's) can run at once.
-used_ports() { ss -Htan 2>/dev/null | awk '{print $4}' | sed 's/.*://' | sort -u; }
-declare -A TAKEN=()
-free_port() {
-    local p
-    while :; do
-        p=$((20000 + RANDOM % 30000))
-        [[ -n ${TAKEN[$p]:-} ]] && continue
-        if ! used_ports | grep -qx "$p"; then TAKEN[$p]=1; echo "$p"; return; fi
-    done
-}
 ETCD_PORT=$(free_port); ETCD_PEER_PORT=$(free_port); APISERVER_PORT=$(free_port)
 KCM_PORT=$(free_port); SCHEDULER_PORT=$(free_port); KWOK_PORT=$(free_port); PROMETHEUS_PORT=$(free_port)
 KSM_PORT=$(free_port); KSM_TELEMETRY_PORT=$(free_port); ADAPTER_PORT=$(free_port)

@@ -101,14 +101,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-used_ports() { ss -Htan 2>/dev/null | awk '{print $4}' | sed 's/.*://' | sort -u; }
-free_port() {
-    local p
-    while :; do
-        p=$((20000 + RANDOM % 30000))
-        used_ports | grep -qx "$p" || { echo "$p"; return; }
-    done
-}
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 status_kib() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
 

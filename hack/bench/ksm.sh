@@ -131,14 +131,6 @@ log "in the cluster: pods=$N_PODS deployments=$N_DEPLOY replicasets=$N_RS servic
 ((N_RS == REPLICASETS)) || log "warning: expected $REPLICASETS replicasets, the cluster has $N_RS"
 
 # --- measuring
-used_ports() { ss -Htan 2>/dev/null | awk '{print $4}' | sed 's/.*://' | sort -u; }
-free_port() {
-    local p
-    while :; do
-        p=$((20000 + RANDOM % 30000))
-        used_ports | grep -qx "$p" || { echo "$p"; return; }
-    done
-}
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 status_kib() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
 
@@ -175,7 +167,6 @@ run_one() { # exporter round
     local e=$1 r=$2 bin port tport t0 t1 n lines pid out="$RESULTS/run-$1-$2"
     bin="$(bin_of "$e")"
     port=$(free_port); tport=$(free_port)
-    while [[ $tport == "$port" ]]; do tport=$(free_port); done
     log "round $r: $e ($bin) on :$port"
     t0=$(date +%s.%N)
     setsid "$bin" --kubeconfig "$KUBECONFIG" --host 127.0.0.1 --port "$port" \

@@ -406,6 +406,13 @@ async fn craned_on(kind: BackendKind) -> Result<()> {
             );
         }
     }
+    // Neither serves Prometheus' remote read (Thanos Query: 404; VictoriaMetrics does not
+    // even say its version): craned must have said so and used range queries.
+    let log = craned.logs();
+    ensure!(
+        log.contains("reading history with range queries"),
+        "{kind}: craned did not report falling back from remote read:\n{log}"
+    );
     Ok(())
 }
 

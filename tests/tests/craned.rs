@@ -63,9 +63,15 @@ async fn resource_recommendations_from_backfilled_history() -> Result<()> {
     let _guard = create_rule(cluster, &client, &rule_name, resource_rule_spec(&ns.name)).await?;
 
     let recs = recommendation_api(&client, &ns.name);
-    for w in workloads() {
+    for (i, w) in workloads().into_iter().enumerate() {
         let rec =
             wait_ready_recommendation(&recs, &mut craned, w.name, Duration::from_secs(90)).await?;
+        if i == 0 {
+            // craned's default path: the values below come from remote read, evaluated in
+            // craned (tests/tests/craned_remote_read.rs proves it equals the range queries).
+            let log = craned.logs();
+            assert!(log.contains("reading history with remote read"), "{log}");
+        }
         let got = targets_of(&rec)?;
         for (c, p, cpu_req, mem_req) in &w.containers {
             let want = expected(p, end_minute, 0.15);

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use clap::{ArgAction, Args as ClapArgs};
 use ferrocrane_core::kube::ClientArgs;
+use ferrocrane_core::prometheus::remote_read::ReadFormat;
 use ferrocrane_core::prometheus::{BasicAuth, PrometheusConfig};
 
 use crate::recommender::config::parse_crane_duration;
@@ -64,6 +65,14 @@ pub struct ManagerArgs {
     /// Crane (which reads any size).
     #[arg(long = "prometheus-max-response-size", default_value = ferrocrane_core::prometheus::DEFAULT_MAX_RESPONSE_SIZE)]
     pub prometheus_max_response_size: String,
+    /// How workload usage history is read: `chunks` (remote read, the TSDB's chunks decoded
+    /// here), `samples` (remote read, decoded by Prometheus) or `off` (range queries, as
+    /// Crane). Remote read gives the same values as the range queries at a fraction of
+    /// Prometheus' CPU; a backend without it (Thanos Query, VictoriaMetrics) is read with
+    /// range queries automatically. Not in Crane.
+    #[arg(long = "prometheus-remote-read", default_value = "chunks",
+          value_parser = ["chunks", "samples", "off"])]
+    pub prometheus_remote_read: String,
     /// Headers, long-URL POST, partial responses: shared with metrics-adapter.
     /// Not in Crane, whose queries break on long selectors behind Thanos (Crane #907).
     #[command(flatten)]
@@ -145,6 +154,7 @@ pub struct LeaseSettings {
 pub struct Settings {
     pub prometheus: PrometheusConfig,
     pub query_concurrency: usize,
+    pub history_read: crate::datasource::HistoryRead,
     pub configuration_file: PathBuf,
     /// `None`: no leader election (a single replica writes at once).
     pub leader_election: Option<LeaseSettings>,
@@ -295,6 +305,11 @@ impl ManagerArgs {
         Ok(Settings {
             prometheus,
             query_concurrency: self.prometheus_query_concurrency,
+            history_read: match self.prometheus_remote_read.as_str() {
+                "off" => crate::datasource::HistoryRead::QueryRange,
+                "samples" => crate::datasource::HistoryRead::RemoteRead(ReadFormat::Samples),
+                _ => crate::datasource::HistoryRead::RemoteRead(ReadFormat::Chunks),
+            },
             configuration_file: self.recommendation_configuration_file.clone(),
             leader_election,
             metrics_addr: parse_bind_address("metrics-bind-address", &self.metrics_bind_address)?,

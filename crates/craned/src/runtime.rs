@@ -132,7 +132,8 @@ pub async fn run(settings: Settings) -> Result<()> {
         namespace: "craned".into(),
     });
     let prometheus = PrometheusClient::new(prom_config).context("--prometheus-address")?;
-    let history = History::new(prometheus, settings.query_concurrency, Retry::default());
+    let history = History::new(prometheus, settings.query_concurrency, Retry::default())
+        .reading(settings.history_read);
 
     let readiness = Readiness::new();
     let discovery_gate = readiness.gate("discovery");

@@ -12,19 +12,26 @@ use super::PrometheusError;
 use super::config::{BasicAuth, PartialResponse, PrometheusConfig, Verb};
 use super::metrics::ClientMetrics;
 use super::range::{Chunk, merge_chunks, plan_chunks, point_count};
+use super::remote_read::{
+    RawMatcher, RawSeries, ReadFormat, decode_chunks, decode_samples, encode_request,
+};
 use super::response::{
-    DecodeError, Decoded, Labels, QueryResult, RangeSeries, SeriesShapes, decode_error_body,
-    decode_query, decode_series, decode_series_shapes,
+    DecodeError, Decoded, Labels, QueryResult, RangeSeries, SeriesShapes, decode_build_version,
+    decode_error_body, decode_query, decode_series, decode_series_shapes,
 };
 use super::tls::{TlsSettings, client_config};
 use super::token::TokenFile;
 
-/// The three API endpoints the suite uses; also the `endpoint` metric label.
+/// The API endpoints the suite uses; also the `endpoint` metric label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Endpoint {
     Query,
     QueryRange,
     Series,
+    /// Remote read (`/api/v1/read`).
+    Read,
+    /// `/api/v1/status/buildinfo`.
+    BuildInfo,
 }
 
 impl Endpoint {
@@ -33,6 +40,8 @@ impl Endpoint {
             Endpoint::Query => "query",
             Endpoint::QueryRange => "query_range",
             Endpoint::Series => "series",
+            Endpoint::Read => "read",
+            Endpoint::BuildInfo => "status/buildinfo",
         }
     }
 }
@@ -408,6 +417,21 @@ impl PrometheusClient {
             params.push(("partial_response", value.to_owned()));
         }
         let req = self.request_for(endpoint, &params);
+        self.exchange(endpoint, req, |status, _, body| {
+            interpret(endpoint, status, body, decode)
+        })
+        .await
+    }
+
+    /// One request under the in-flight limit, timed in the client's metrics: `read` turns
+    /// (status, Content-Type, body) into the answer or the most specific error.
+    async fn exchange<T>(
+        &self,
+        endpoint: Endpoint,
+        req: reqwest::RequestBuilder,
+        read: impl FnOnce(u16, &str, &[u8]) -> Result<T, PrometheusError>,
+    ) -> Result<T, PrometheusError> {
+        let inner = &self.inner;
         let waited = Instant::now();
         // The semaphore is never closed, so acquire only fails if that invariant breaks; map it
         // to an error rather than panicking.
@@ -422,7 +446,10 @@ impl PrometheusClient {
             m.in_flight.inc();
         }
         let started = Instant::now();
-        let result = self.send(endpoint, req, decode).await;
+        let result = self
+            .send(endpoint, req)
+            .await
+            .and_then(|(status, content_type, body)| read(status, &content_type, &body));
         if let Some(m) = metrics {
             m.in_flight.dec();
             let code = match &result {
@@ -436,12 +463,45 @@ impl PrometheusClient {
         result
     }
 
-    async fn send<T>(
+    /// The server's version (`/api/v1/status/buildinfo`): PromQL's window edges changed in
+    /// Prometheus 3.
+    pub async fn build_version(&self) -> Result<String, PrometheusError> {
+        self.call(Endpoint::BuildInfo, Vec::new(), decode_build_version)
+            .await
+    }
+
+    /// Raw samples of the series matching `matchers` over `[start_ms, end_ms]`, through the
+    /// remote-read API (`/api/v1/read`). A backend without it (Thanos Query, VictoriaMetrics,
+    /// a proxy) answers [`PrometheusError::RemoteReadUnsupported`], so callers can fall back to
+    /// `query_range`.
+    pub async fn read(
+        &self,
+        matchers: &[RawMatcher],
+        start_ms: i64,
+        end_ms: i64,
+        format: ReadFormat,
+    ) -> Result<Vec<RawSeries>, PrometheusError> {
+        let inner = &self.inner;
+        let req = inner
+            .http
+            .post(endpoint_url(&inner.base, Endpoint::Read))
+            .header(reqwest::header::CONTENT_TYPE, "application/x-protobuf")
+            .header(reqwest::header::CONTENT_ENCODING, "snappy")
+            .header("X-Prometheus-Remote-Read-Version", "0.1.0")
+            .body(encode_request(matchers, start_ms, end_ms, format));
+        self.exchange(Endpoint::Read, req, |status, content_type, body| {
+            interpret_read(status, content_type, body, start_ms, end_ms)
+        })
+        .await
+    }
+
+    /// Sends with the configured headers and credentials, within the timeout and the response
+    /// size limit: (status, Content-Type, body).
+    async fn send(
         &self,
         endpoint: Endpoint,
         mut req: reqwest::RequestBuilder,
-        decode: fn(&[u8]) -> Result<Decoded<T>, DecodeError>,
-    ) -> Result<(T, Vec<String>), PrometheusError> {
+    ) -> Result<(u16, String, Bytes), PrometheusError> {
         let inner = &self.inner;
         let name = endpoint.as_str();
         req = req.headers(inner.headers.clone());
@@ -471,6 +531,12 @@ impl PrometheusClient {
         let exchange = async {
             let mut resp = req.send().await.map_err(classify)?;
             let status = resp.status().as_u16();
+            let content_type = resp
+                .headers()
+                .get(reqwest::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_owned();
             // Chunk by chunk into one buffer sized from Content-Length: each chunk (and the
             // connection's read buffer behind it) is released once copied, so a large answer
             // (a relist's /api/v1/series) is held about once, not twice as collecting the
@@ -499,15 +565,14 @@ impl PrometheusClient {
                 buf.extend_from_slice(&chunk);
             }
             let body = buf.freeze();
-            Ok::<(u16, Bytes), PrometheusError>((status, body))
+            Ok::<_, PrometheusError>((status, content_type, body))
         };
-        let (status, body) = tokio::time::timeout(inner.timeout, exchange)
+        tokio::time::timeout(inner.timeout, exchange)
             .await
             .map_err(|_| PrometheusError::Timeout {
                 endpoint: name,
                 timeout: inner.timeout,
-            })??;
-        interpret(endpoint, status, &body, decode)
+            })?
     }
 }
 
@@ -554,6 +619,49 @@ pub(super) fn interpret<T>(
             reason: e.to_string(),
         }),
     }
+}
+
+/// A remote-read answer: the format the server chose (its Content-Type), decoded; a status
+/// that says the backend has no remote read becomes [`PrometheusError::RemoteReadUnsupported`].
+pub(super) fn interpret_read(
+    status: u16,
+    content_type: &str,
+    body: &[u8],
+    start_ms: i64,
+    end_ms: i64,
+) -> Result<Vec<RawSeries>, PrometheusError> {
+    let name = Endpoint::Read.as_str();
+    if !(200..300).contains(&status) {
+        let text = snippet(body);
+        // 404/405/501: no such endpoint; VictoriaMetrics answers 400 "unsupported path"; a
+        // proxy that lets only queries through, 403 (range queries then say whether they
+        // are forbidden too).
+        let unsupported = matches!(status, 403 | 404 | 405 | 501)
+            || (status == 400 && text.contains("unsupported path"));
+        return Err(if unsupported {
+            PrometheusError::RemoteReadUnsupported { status, body: text }
+        } else {
+            PrometheusError::Http {
+                endpoint: name,
+                status,
+                body: text,
+            }
+        });
+    }
+    let decoded = if content_type.starts_with("application/x-streamed-protobuf") {
+        decode_chunks(body, start_ms, end_ms)
+    } else if content_type.starts_with("application/x-protobuf") {
+        decode_samples(body)
+    } else {
+        return Err(PrometheusError::RemoteReadUnsupported {
+            status,
+            body: format!("answered {content_type:?}, not protobuf"),
+        });
+    };
+    decoded.map_err(|e| PrometheusError::Decode {
+        endpoint: name,
+        reason: e.to_string(),
+    })
 }
 
 fn snippet(body: &[u8]) -> String {

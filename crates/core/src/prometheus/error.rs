@@ -79,6 +79,8 @@ pub enum PrometheusError {
     },
 
     /// A 2xx answer whose body is not the JSON the API documents.
+    #[error("the backend has no remote-read API (HTTP {status}: {body})")]
+    RemoteReadUnsupported { status: u16, body: String },
     #[error("Prometheus {endpoint} returned an undecodable body: {reason}")]
     Decode {
         endpoint: &'static str,
@@ -121,9 +123,9 @@ impl PrometheusError {
     /// status when there was one, else the failure class.
     pub fn metric_code(&self) -> String {
         match self {
-            PrometheusError::Api { status, .. } | PrometheusError::Http { status, .. } => {
-                status.to_string()
-            }
+            PrometheusError::Api { status, .. }
+            | PrometheusError::Http { status, .. }
+            | PrometheusError::RemoteReadUnsupported { status, .. } => status.to_string(),
             PrometheusError::Timeout { .. } => "timeout".into(),
             PrometheusError::ResponseTooLarge { .. } => "too_large".into(),
             PrometheusError::SeriesTruncated { .. } => "truncated".into(),

@@ -24,6 +24,7 @@ mod config;
 mod error;
 mod metrics;
 mod range;
+pub mod remote_read;
 mod response;
 mod tls;
 mod token;

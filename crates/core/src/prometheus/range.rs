@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::response::{Labels, RangeSeries, Sample};
+use super::response::{Labels, RangeSeries};
 
 /// Prometheus' own per-query cap on points per series, and Crane's default split size.
 pub const DEFAULT_MAX_POINTS: u64 = 11_000;
@@ -89,22 +89,14 @@ pub fn merge_chunks(chunks: Vec<Vec<RangeSeries>>) -> Vec<RangeSeries> {
     }
     by_labels
         .into_iter()
-        .map(|(labels, points)| RangeSeries {
-            labels,
-            samples: points
-                .into_iter()
-                .map(|(timestamp_ms, value)| Sample {
-                    timestamp_ms,
-                    value,
-                })
-                .collect(),
-        })
+        .map(|(labels, points)| RangeSeries::from_points(labels, points))
         .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::prometheus::response::Sample;
 
     fn c(start_ms: i64, end_ms: i64) -> Chunk {
         Chunk { start_ms, end_ms }

@@ -36,6 +36,22 @@ pub struct RangeSeries {
     pub samples: Vec<Sample>,
 }
 
+impl RangeSeries {
+    /// A series from its points keyed by timestamp (so in time order, each timestamp once).
+    pub fn from_points(labels: Labels, points: BTreeMap<i64, f64>) -> Self {
+        RangeSeries {
+            labels,
+            samples: points
+                .into_iter()
+                .map(|(timestamp_ms, value)| Sample {
+                    timestamp_ms,
+                    value,
+                })
+                .collect(),
+        }
+    }
+}
+
 /// The `data` of a `/api/v1/query` or `/api/v1/query_range` answer.
 #[derive(Debug, Clone, PartialEq)]
 pub enum QueryResult {
@@ -141,6 +157,20 @@ pub fn decode_query(body: &[u8]) -> Result<Decoded<QueryResult>, DecodeError> {
     let d: Decoded<RawQueryData> = decode(body)?;
     Ok(Decoded {
         data: d.data.into(),
+        warnings: d.warnings,
+    })
+}
+
+#[derive(serde::Deserialize)]
+struct BuildInfo {
+    version: String,
+}
+
+/// Decodes the body of `/api/v1/status/buildinfo` to the server's version.
+pub fn decode_build_version(body: &[u8]) -> Result<Decoded<String>, DecodeError> {
+    let d: Decoded<BuildInfo> = decode(body)?;
+    Ok(Decoded {
+        data: d.data.version,
         warnings: d.warnings,
     })
 }

@@ -13,17 +13,20 @@
 //! transient errors.
 
 pub mod queries;
+pub mod raw_eval;
 pub mod series;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use ferrocrane_core::prometheus::remote_read::{MatchOp, RawMatcher, RawSeries, ReadFormat};
 use ferrocrane_core::prometheus::{PrometheusClient, PrometheusError, RangeSeries};
-use tokio::sync::Semaphore;
+use tokio::sync::{OnceCell, Semaphore};
 
 pub use self::queries::{
-    CPU_RATE_WINDOW, NetDirection, NodeUtilization, UsageQueries, pods_net_query,
-    workload_cpu_query, workload_memory_query,
+    CPU_METRIC, CPU_RATE_WINDOW, CPU_RATE_WINDOW_MS, MEMORY_METRIC, NetDirection, NodeUtilization,
+    UsageQueries, pods_net_query, workload_cpu_query, workload_memory_query,
 };
 pub use self::series::{ContainerSeries, PodSamples, WorkloadHistory, summed};
 use crate::prediction::Sample;
@@ -89,6 +92,25 @@ pub fn backoff(retry: &Retry, n: u32) -> Duration {
         .min(retry.max_backoff)
 }
 
+/// How a workload's usage history is read (`--prometheus-remote-read`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HistoryRead {
+    /// PromQL range queries (`/api/v1/query_range`), as Crane.
+    QueryRange,
+    /// Raw samples through remote read, evaluated here as the range queries would be; falls
+    /// back to range queries for good when the backend has no remote read.
+    RemoteRead(ReadFormat),
+}
+
+/// What craned learned about the backend's remote read.
+#[derive(Default)]
+struct RemoteRead {
+    /// The PromQL window edges of the server's version; `None`: remote read is not used.
+    window: OnceCell<Option<raw_eval::Window>>,
+    /// Set once the backend said it has no remote read.
+    unsupported: AtomicBool,
+}
+
 /// Reads history from Prometheus.
 #[derive(Clone)]
 pub struct History {
@@ -96,6 +118,8 @@ pub struct History {
     /// Workloads fetched at once; each fetch issues two queries (CPU, memory).
     limit: Arc<Semaphore>,
     retry: Retry,
+    read: HistoryRead,
+    remote: Arc<RemoteRead>,
 }
 
 impl History {
@@ -104,21 +128,27 @@ impl History {
             client,
             limit: Arc::new(Semaphore::new(concurrency.max(1))),
             retry,
+            read: HistoryRead::QueryRange,
+            remote: Arc::default(),
         }
     }
 
-    /// One range query with retries on transient errors.
-    pub async fn range(
-        &self,
-        promql: &str,
-        start: SystemTime,
-        end: SystemTime,
-        step: Duration,
-    ) -> Result<Vec<RangeSeries>, DataSourceError> {
+    /// Reads workload usage as `read` says.
+    pub fn reading(mut self, read: HistoryRead) -> Self {
+        self.read = read;
+        self
+    }
+
+    /// `f` with retries on transient errors.
+    async fn retrying<T, F, Fut>(&self, f: F) -> Result<T, DataSourceError>
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<T, PrometheusError>>,
+    {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            match self.client.query_range(promql, start, end, step).await {
+            match f().await {
                 Ok(r) => return Ok(r),
                 Err(e) if e.is_transient() && attempt < self.retry.attempts => {
                     let wait = backoff(&self.retry, attempt);
@@ -133,6 +163,18 @@ impl History {
                 }
             }
         }
+    }
+
+    /// One range query with retries on transient errors.
+    pub async fn range(
+        &self,
+        promql: &str,
+        start: SystemTime,
+        end: SystemTime,
+        step: Duration,
+    ) -> Result<Vec<RangeSeries>, DataSourceError> {
+        self.retrying(|| self.client.query_range(promql, start, end, step))
+            .await
     }
 
     /// One expression over `history` up to `now`, every `step`, as a single series: what
@@ -163,14 +205,113 @@ impl History {
         // The semaphore is never closed, so acquire cannot fail.
         let _permit = self.limit.acquire().await.ok();
         let start = now.checked_sub(history).unwrap_or(UNIX_EPOCH);
-        let (cpu, memory) = tokio::try_join!(
-            self.range(&queries.cpu, start, now, step),
-            self.range(&queries.memory, start, now, step)
-        )?;
+        let (cpu, memory) = match self.remote_window().await {
+            Some((window, format)) => {
+                match self
+                    .read_workload(queries, start, now, step, window, format)
+                    .await
+                {
+                    Err(DataSourceError::Prometheus {
+                        source: source @ PrometheusError::RemoteReadUnsupported { .. },
+                        ..
+                    }) => {
+                        if !self.remote.unsupported.swap(true, Ordering::Relaxed) {
+                            tracing::warn!(error = %source, "reading history with range queries from now on");
+                        }
+                        self.range_workload(queries, start, now, step).await?
+                    }
+                    other => other?,
+                }
+            }
+            None => self.range_workload(queries, start, now, step).await?,
+        };
         Ok(WorkloadHistory {
             cpu: ContainerSeries::from_range(cpu),
             memory: ContainerSeries::from_range(memory),
         })
+    }
+
+    async fn range_workload(
+        &self,
+        queries: &UsageQueries,
+        start: SystemTime,
+        now: SystemTime,
+        step: Duration,
+    ) -> Result<(Vec<RangeSeries>, Vec<RangeSeries>), DataSourceError> {
+        tokio::try_join!(
+            self.range(&queries.cpu, start, now, step),
+            self.range(&queries.memory, start, now, step)
+        )
+    }
+
+    /// The window edges to evaluate with, when remote read is to be used: asked of the
+    /// server once (a server that does not say its version is read with range queries).
+    async fn remote_window(&self) -> Option<(raw_eval::Window, ReadFormat)> {
+        let HistoryRead::RemoteRead(format) = self.read else {
+            return None;
+        };
+        if self.remote.unsupported.load(Ordering::Relaxed) {
+            return None;
+        }
+        let window = self
+            .remote
+            .window
+            .get_or_init(|| async {
+                match self.client.build_version().await {
+                    Ok(version) => {
+                        let window = raw_eval::Window::for_version(&version);
+                        tracing::info!(%version, ?window, ?format, "reading history with remote read");
+                        Some(window)
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "the backend does not say its version; reading history with range queries");
+                        None
+                    }
+                }
+            })
+            .await;
+        window.map(|w| (w, format))
+    }
+
+    /// Both usage series of a workload from raw samples, as [`Self::range_workload`] would
+    /// answer them.
+    async fn read_workload(
+        &self,
+        queries: &UsageQueries,
+        start: SystemTime,
+        now: SystemTime,
+        step: Duration,
+        window: raw_eval::Window,
+        format: ReadFormat,
+    ) -> Result<(Vec<RangeSeries>, Vec<RangeSeries>), DataSourceError> {
+        let ms = |t: SystemTime| {
+            i64::try_from(t.duration_since(UNIX_EPOCH).unwrap_or_default().as_millis())
+                .unwrap_or(i64::MAX)
+        };
+        let grid = raw_eval::Grid {
+            start_ms: ms(start),
+            end_ms: ms(now),
+            step_ms: i64::try_from(step.as_millis()).unwrap_or(i64::MAX).max(1),
+        };
+        let read = |metric: &'static str, reach_ms: i64| {
+            let mut matchers = vec![RawMatcher::new("__name__", MatchOp::Equal, metric)];
+            matchers.extend(queries.containers.iter().cloned());
+            async move {
+                self.retrying(|| {
+                    self.client
+                        .read(&matchers, grid.start_ms - reach_ms, grid.end_ms, format)
+                })
+                .await
+            }
+        };
+        let (cpu, memory): (Vec<RawSeries>, Vec<RawSeries>) = tokio::try_join!(
+            read(CPU_METRIC, CPU_RATE_WINDOW_MS),
+            read(MEMORY_METRIC, raw_eval::LOOKBACK_MS)
+        )?;
+        Ok((
+            raw_eval::max_irate(&cpu, grid, CPU_RATE_WINDOW_MS, window),
+            raw_eval::max_instant(&memory, grid, window),
+        ))
     }
 }
 

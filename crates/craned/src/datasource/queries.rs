@@ -3,12 +3,15 @@
 //! Crane's (`pkg/utils/expression_prom_default.go`, the IdleNode and Service recommenders), so
 //! the same Prometheus answers both; a workload's pods are matched by [`crate::workload::pods`].
 
+use ferrocrane_core::prometheus::remote_read::{MatchOp, RawMatcher};
 use ferrocrane_core::promql::{label_eq, label_matches, label_neq, label_not_matches};
 
 use crate::workload::{exact_pods_regex, pod_name_regex};
 
 /// The `irate` window Crane uses for CPU.
 pub const CPU_RATE_WINDOW: &str = "3m";
+/// [`CPU_RATE_WINDOW`] in milliseconds, for the remote-read path.
+pub const CPU_RATE_WINDOW_MS: i64 = 3 * 60 * 1000;
 
 /// The two range queries that read a workload's usage: every container of every pod, grouped
 /// `by (container, pod)` (Crane issues one query per container and resource instead, tens of
@@ -24,31 +27,54 @@ pub struct UsageQueries {
     pub cpu: String,
     /// Working-set bytes.
     pub memory: String,
+    /// The containers both select, for a remote read of the raw series (the metric name is
+    /// added per series: [`CPU_METRIC`], [`MEMORY_METRIC`]).
+    pub containers: Vec<RawMatcher>,
 }
+
+/// The CPU counter the CPU query takes the `irate` of.
+pub const CPU_METRIC: &str = "container_cpu_usage_seconds_total";
+/// The gauge the memory query reads.
+pub const MEMORY_METRIC: &str = "container_memory_working_set_bytes";
 
 impl UsageQueries {
     pub fn of(namespace: &str, workload: &str, kind: &str) -> Self {
         UsageQueries {
             cpu: workload_cpu_query(namespace, workload, kind),
             memory: workload_memory_query(namespace, workload, kind),
+            containers: container_matchers(namespace, &pod_name_regex(workload, kind)),
         }
     }
 }
 
-fn container_selector(namespace: &str, pod_regex: &str) -> String {
-    [
-        label_neq("container", "POD"),
-        label_neq("container", ""),
-        label_eq("namespace", namespace),
-        label_matches("pod", pod_regex),
+/// Crane's container selector, one matcher per label.
+fn container_matchers(namespace: &str, pod_regex: &str) -> Vec<RawMatcher> {
+    vec![
+        RawMatcher::new("container", MatchOp::NotEqual, "POD"),
+        RawMatcher::new("container", MatchOp::NotEqual, ""),
+        RawMatcher::new("namespace", MatchOp::Equal, namespace),
+        RawMatcher::new("pod", MatchOp::Regex, pod_regex),
     ]
-    .join(",")
+}
+
+/// [`container_matchers`] as PromQL.
+fn container_selector(namespace: &str, pod_regex: &str) -> String {
+    container_matchers(namespace, pod_regex)
+        .iter()
+        .map(|m| match m.op {
+            MatchOp::Equal => label_eq(&m.name, &m.value),
+            MatchOp::NotEqual => label_neq(&m.name, &m.value),
+            MatchOp::Regex => label_matches(&m.name, &m.value),
+            MatchOp::NotRegex => label_not_matches(&m.name, &m.value),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// CPU cores of every container of every pod of the workload.
 pub fn workload_cpu_query(namespace: &str, workload: &str, kind: &str) -> String {
     format!(
-        "max by (container, pod) (irate(container_cpu_usage_seconds_total{{{}}}[{CPU_RATE_WINDOW}]))",
+        "max by (container, pod) (irate({CPU_METRIC}{{{}}}[{CPU_RATE_WINDOW}]))",
         container_selector(namespace, &pod_name_regex(workload, kind))
     )
 }
@@ -56,7 +82,7 @@ pub fn workload_cpu_query(namespace: &str, workload: &str, kind: &str) -> String
 /// Working-set bytes of every container of every pod of the workload.
 pub fn workload_memory_query(namespace: &str, workload: &str, kind: &str) -> String {
     format!(
-        "max by (container, pod) (container_memory_working_set_bytes{{{}}})",
+        "max by (container, pod) ({MEMORY_METRIC}{{{}}})",
         container_selector(namespace, &pod_name_regex(workload, kind))
     )
 }
@@ -178,6 +204,12 @@ mod tests {
     use crate::workload::pod_name_regex;
 
     #[test]
+    fn the_rate_window_is_one_value_in_two_units() {
+        assert_eq!(CPU_RATE_WINDOW, "3m");
+        assert_eq!(CPU_RATE_WINDOW_MS, 180_000);
+    }
+
+    #[test]
     fn queries_use_cranes_selectors_grouped_by_container_and_pod() {
         assert_eq!(
             workload_cpu_query("prod", "web", "Deployment"),
@@ -189,12 +221,28 @@ mod tests {
         );
         assert_eq!(pod_name_regex("a.b", "DaemonSet"), r"^a\.b-[a-z0-9]{5}$");
         assert_eq!(pod_name_regex("x", "Rollout"), "^x-.*");
+        let q = UsageQueries::of("prod", "web", "Deployment");
         assert_eq!(
-            UsageQueries::of("prod", "web", "Deployment"),
-            UsageQueries {
-                cpu: workload_cpu_query("prod", "web", "Deployment"),
-                memory: workload_memory_query("prod", "web", "Deployment"),
-            }
+            (q.cpu.as_str(), q.memory.as_str()),
+            (
+                workload_cpu_query("prod", "web", "Deployment").as_str(),
+                workload_memory_query("prod", "web", "Deployment").as_str()
+            )
+        );
+        // The remote-read matchers are the queries' selector, one for one.
+        let selector = |m: &RawMatcher| {
+            let op = match m.op {
+                MatchOp::Equal => "=",
+                MatchOp::NotEqual => "!=",
+                MatchOp::Regex => "=~",
+                MatchOp::NotRegex => "!~",
+            };
+            format!("{}{op}{:?}", m.name, m.value)
+        };
+        let joined: Vec<String> = q.containers.iter().map(selector).collect();
+        assert!(
+            q.cpu.contains(&format!("{{{}}}", joined.join(","))),
+            "{joined:?}"
         );
     }
 
