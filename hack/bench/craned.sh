@@ -223,6 +223,7 @@ python3 "$TOOL" check --name "$RULE" --stats "$RESULTS/check.txt"
 H="$RESULTS/history.txt"; R="$RESULTS/round.txt"; K="$RESULTS/check.txt"
 GAUGES=$(grep -c '^crane_analysis_resource_recommendation{' "$RESULTS/craned-metrics.txt" || true)
 CRANED_REQS=$(awk '/^craned_prometheus_request_duration_seconds_count\{/ && /query_range/ {s += $NF} END {printf "%d\n", s}' "$RESULTS/craned-metrics.txt")
+CRANED_READS=$(awk '/^craned_prometheus_request_duration_seconds_count\{/ && /endpoint="read"/ {s += $NF} END {printf "%d\n", s}' "$RESULTS/craned-metrics.txt")
 RECS=$(kv "$K" recommendations); VALUED=$(kv "$K" recommended_values); READY=$(kv "$K" ready)
 # Is the round's window [start - days, end] inside the history?
 ROUND_START=$(kv "$R" round_start); LAST_SAMPLE=$(($(kv "$H" last_minute) * 60))
@@ -237,6 +238,8 @@ secs() { echo "$1 / $HZ" | bc -l | xargs printf '%.1f'; }
 ROUND_S=$(kv "$R" round_s | xargs printf '%.1f')
 QUERIES=$((P1[0] - P0[0]))
 PROM_QUERY_S=$(echo "${P1[1]} - ${P0[1]}" | bc -l | xargs printf '%.1f')
+READS=$((P1[3] - P0[3]))
+PROM_READ_S=$(echo "${P1[4]} - ${P0[4]}" | bc -l | xargs printf '%.1f')
 GB() { echo "$1 / 1000000000" | bc -l | xargs printf '%.2f'; }
 TABLE="$RESULTS/table.md"
 {
@@ -246,6 +249,7 @@ TABLE="$RESULTS/table.md"
     echo "| Recommendations with a \`recommendedValue\` / Ready / written | $VALUED / $READY / $RECS (of $WORKLOADS Deployments) |"
     echo "| Prometheus range queries during the round (\`prometheus_http_requests_total{handler=\"/api/v1/query_range\"}\`) | $QUERIES ($(python3 -c "print('%.2f' % ($QUERIES / $WORKLOADS))") per Deployment; craned counted $CRANED_REQS) |"
     echo "| Prometheus time answering them (sum of its request durations; craned keeps up to 10 in flight) | ${PROM_QUERY_S} s |"
+    echo "| Prometheus remote reads during the round (\`handler=\"/api/v1/read\"\`; craned's \`--prometheus-remote-read\`) | $READS ($(python3 -c "print('%.2f' % ($READS / $WORKLOADS))") per Deployment; craned counted $CRANED_READS), answered in ${PROM_READ_S} s |"
     echo "| craned CPU during the round (utime+stime) | $(secs $((C1 - C0))) s (since start: $(secs "$CRANED_TOTAL_TICKS") s) |"
     echo "| craned peak RSS (VmHWM, start-up included) | $(mib "$CRANED_HWM") MiB (RSS after the round: $(mib "$CRANED_RSS") MiB) |"
     echo "| Prometheus CPU during the round | $(secs $((PC1 - PC0))) s |"

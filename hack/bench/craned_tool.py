@@ -345,18 +345,21 @@ def cmd_check(args):
 
 
 def cmd_prom_stats(args):
-    """Prometheus' own counters for the query handlers: requests and seconds spent answering."""
+    """Prometheus' own counters for the history handlers: range queries and remote reads,
+    requests and seconds spent answering; instant queries."""
     text = urllib.request.urlopen(args.url.rstrip("/") + "/metrics", timeout=30).read().decode()
-    vals = {"query_range_requests": 0.0, "query_range_seconds": 0.0, "query_requests": 0.0}
+    vals = {k: 0.0 for k in ("range", "range_s", "query", "read", "read_s")}
+    handlers = {'handler="/api/v1/query_range"': "range", 'handler="/api/v1/query"': "query",
+                'handler="/api/v1/read"': "read"}
     for line in text.splitlines():
-        if line.startswith("prometheus_http_requests_total{") and 'handler="/api/v1/query_range"' in line:
-            vals["query_range_requests"] += float(line.rsplit(" ", 1)[1])
-        elif line.startswith("prometheus_http_requests_total{") and 'handler="/api/v1/query"' in line:
-            vals["query_requests"] += float(line.rsplit(" ", 1)[1])
-        elif line.startswith("prometheus_http_request_duration_seconds_sum{") \
-                and 'handler="/api/v1/query_range"' in line:
-            vals["query_range_seconds"] += float(line.rsplit(" ", 1)[1])
-    print("%d %.3f %d" % (vals["query_range_requests"], vals["query_range_seconds"], vals["query_requests"]))
+        for handler, key in handlers.items():
+            if handler not in line:
+                continue
+            if line.startswith("prometheus_http_requests_total{"):
+                vals[key] += float(line.rsplit(" ", 1)[1])
+            elif line.startswith("prometheus_http_request_duration_seconds_sum{") and key != "query":
+                vals[key + "_s"] += float(line.rsplit(" ", 1)[1])
+    print("%d %.3f %d %d %.3f" % (vals["range"], vals["range_s"], vals["query"], vals["read"], vals["read_s"]))
 
 
 def cmd_free_ports(args):
