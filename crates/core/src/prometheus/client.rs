@@ -1,7 +1,7 @@
 //! The HTTP client proper: request building, auth, concurrency limit, timeouts, decoding.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
 
 use bytes::{Bytes, BytesMut};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -10,45 +10,20 @@ use tokio::sync::Semaphore;
 
 use super::PrometheusError;
 use super::config::{BasicAuth, PartialResponse, PrometheusConfig, Verb};
+use super::endpoint::{
+    Endpoint, endpoint_url, format_timestamp_ms, get_url, parse_base_url, system_time_ms,
+};
+use super::interpret::{interpret, interpret_read};
 use super::metrics::ClientMetrics;
 use super::range::{Chunk, merge_chunks, plan_chunks, point_count};
-use super::remote_read::{
-    RawMatcher, RawSeries, ReadFormat, decode_chunks, decode_samples, encode_request,
-};
+use super::remote_read::{RawMatcher, RawSeries, ReadFormat, encode_request};
 use super::response::{
-    DecodeError, Decoded, Labels, QueryResult, RangeSeries, SeriesShapes, decode_build_version,
-    decode_error_body, decode_query, decode_series, decode_series_shapes,
+    DecodeError, Decoded, Labels, QueryResult, RangeSeries, decode_build_version, decode_query,
+    decode_series,
 };
+use super::series_shapes::{SeriesShapes, decode_series_shapes};
 use super::tls::{TlsSettings, client_config};
 use super::token::TokenFile;
-
-/// The API endpoints the suite uses; also the `endpoint` metric label.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Endpoint {
-    Query,
-    QueryRange,
-    Series,
-    /// Remote read (`/api/v1/read`).
-    Read,
-    /// `/api/v1/status/buildinfo`.
-    BuildInfo,
-}
-
-impl Endpoint {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Endpoint::Query => "query",
-            Endpoint::QueryRange => "query_range",
-            Endpoint::Series => "series",
-            Endpoint::Read => "read",
-            Endpoint::BuildInfo => "status/buildinfo",
-        }
-    }
-}
-
-/// How much of a non-JSON error body is kept in [`PrometheusError::Http`]: enough to recognise a
-/// proxy's error page, not enough to flood logs.
-const ERROR_BODY_SNIPPET: usize = 512;
 
 /// An async client for the Prometheus HTTP API. Cheap to clone; clones share the connection
 /// pool, the in-flight limit and the metrics.
@@ -80,61 +55,6 @@ impl std::fmt::Debug for PrometheusClient {
             .field("base", &self.inner.base.as_str())
             .finish_non_exhaustive()
     }
-}
-
-/// Parses and checks the base URL. A query string or fragment would be silently dropped or
-/// mangled when endpoint paths are appended, so they are rejected.
-pub fn parse_base_url(url: &str) -> Result<Url, PrometheusError> {
-    let parsed = Url::parse(url)
-        .map_err(|e| PrometheusError::Config(format!("invalid Prometheus URL {url:?}: {e}")))?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(PrometheusError::Config(format!(
-            "Prometheus URL {url:?} must use http or https"
-        )));
-    }
-    if parsed.query().is_some() || parsed.fragment().is_some() {
-        return Err(PrometheusError::Config(format!(
-            "Prometheus URL {url:?} must not have a query string or fragment"
-        )));
-    }
-    if parsed.cannot_be_a_base() || parsed.host_str().is_none() {
-        return Err(PrometheusError::Config(format!(
-            "Prometheus URL {url:?} has no host"
-        )));
-    }
-    Ok(parsed)
-}
-
-/// `base` + `/api/v1/<endpoint>`, keeping any path prefix of `base` (Prometheus behind a reverse
-/// proxy at `/prometheus`, Thanos at `/api/prom`...). `Url::join` is not used because it drops the
-/// last path segment of a base without a trailing slash.
-pub fn endpoint_url(base: &Url, endpoint: Endpoint) -> Url {
-    let mut url = base.clone();
-    let path = format!(
-        "{}/api/v1/{}",
-        base.path().trim_end_matches('/'),
-        endpoint.as_str()
-    );
-    url.set_path(&path);
-    url
-}
-
-/// Prometheus accepts RFC 3339 or float Unix seconds; seconds with millisecond precision are
-/// unambiguous and cheap to produce.
-pub fn format_timestamp_ms(ms: i64) -> String {
-    if ms >= 0 {
-        format!("{}.{:03}", ms / 1000, ms % 1000)
-    } else {
-        format!("{}", ms as f64 / 1000.0)
-    }
-}
-
-pub(super) fn system_time_ms(t: SystemTime, what: &str) -> Result<i64, PrometheusError> {
-    let d = t
-        .duration_since(UNIX_EPOCH)
-        .map_err(|_| PrometheusError::InvalidRequest(format!("{what} is before 1970")))?;
-    i64::try_from(d.as_millis())
-        .map_err(|_| PrometheusError::InvalidRequest(format!("{what} is too far in the future")))
 }
 
 impl PrometheusClient {
@@ -576,103 +496,6 @@ impl PrometheusClient {
     }
 }
 
-/// Turns status + body into a value (and the backend's warnings, logged here) or the most
-/// specific error. Prometheus sends error JSON with 400/422/503; anything else non-2xx is most
-/// likely a proxy, and its body is kept as a snippet.
-pub(super) fn interpret<T>(
-    endpoint: Endpoint,
-    status: u16,
-    body: &[u8],
-    decode: fn(&[u8]) -> Result<Decoded<T>, DecodeError>,
-) -> Result<(T, Vec<String>), PrometheusError> {
-    let name = endpoint.as_str();
-    if !(200..300).contains(&status) {
-        return Err(match decode_error_body(body) {
-            Some((error_type, error)) => PrometheusError::Api {
-                endpoint: name,
-                status,
-                error_type,
-                error,
-            },
-            None => PrometheusError::Http {
-                endpoint: name,
-                status,
-                body: snippet(body),
-            },
-        });
-    }
-    match decode(body) {
-        Ok(d) => {
-            for w in &d.warnings {
-                tracing::warn!(endpoint = name, warning = %w, "Prometheus returned a warning");
-            }
-            Ok((d.data, d.warnings))
-        }
-        Err(DecodeError::Api { error_type, error }) => Err(PrometheusError::Api {
-            endpoint: name,
-            status,
-            error_type,
-            error,
-        }),
-        Err(e) => Err(PrometheusError::Decode {
-            endpoint: name,
-            reason: e.to_string(),
-        }),
-    }
-}
-
-/// A remote-read answer: the format the server chose (its Content-Type), decoded; a status
-/// that says the backend has no remote read becomes [`PrometheusError::RemoteReadUnsupported`].
-pub(super) fn interpret_read(
-    status: u16,
-    content_type: &str,
-    body: &[u8],
-    start_ms: i64,
-    end_ms: i64,
-) -> Result<Vec<RawSeries>, PrometheusError> {
-    let name = Endpoint::Read.as_str();
-    if !(200..300).contains(&status) {
-        let text = snippet(body);
-        // 404/405/501: no such endpoint; VictoriaMetrics answers 400 "unsupported path"; a
-        // proxy that lets only queries through, 403 (range queries then say whether they
-        // are forbidden too).
-        let unsupported = matches!(status, 403 | 404 | 405 | 501)
-            || (status == 400 && text.contains("unsupported path"));
-        return Err(if unsupported {
-            PrometheusError::RemoteReadUnsupported { status, body: text }
-        } else {
-            PrometheusError::Http {
-                endpoint: name,
-                status,
-                body: text,
-            }
-        });
-    }
-    let decoded = if content_type.starts_with("application/x-streamed-protobuf") {
-        decode_chunks(body, start_ms, end_ms)
-    } else if content_type.starts_with("application/x-protobuf") {
-        decode_samples(body)
-    } else {
-        return Err(PrometheusError::RemoteReadUnsupported {
-            status,
-            body: format!("answered {content_type:?}, not protobuf"),
-        });
-    };
-    decoded.map_err(|e| PrometheusError::Decode {
-        endpoint: name,
-        reason: e.to_string(),
-    })
-}
-
-fn snippet(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    let trimmed = text.trim();
-    match trimmed.char_indices().nth(ERROR_BODY_SNIPPET) {
-        Some((i, _)) => format!("{}...", &trimmed[..i]),
-        None => trimmed.to_owned(),
-    }
-}
-
 /// How many series a decoded `/api/v1/series` answer holds, for the limit check.
 pub(super) trait SeriesCount {
     fn series_count(&self) -> usize;
@@ -688,15 +511,4 @@ impl SeriesCount for SeriesShapes {
     fn series_count(&self) -> usize {
         self.series
     }
-}
-
-pub(super) fn get_url(base: &Url, endpoint: Endpoint, params: &[(&str, String)]) -> Url {
-    let mut url = endpoint_url(base, endpoint);
-    {
-        let mut q = url.query_pairs_mut();
-        for (k, v) in params {
-            q.append_pair(k, v);
-        }
-    }
-    url
 }

@@ -7,6 +7,8 @@ use reqwest::Url;
 use super::PrometheusError;
 use super::client::*;
 use super::config::PrometheusConfig;
+use super::endpoint::*;
+use super::interpret::*;
 use super::response::{decode_query, decode_series};
 
 fn url(s: &str) -> Url {

@@ -21,11 +21,14 @@
 mod args;
 mod client;
 mod config;
+mod endpoint;
 mod error;
+mod interpret;
 mod metrics;
 mod range;
 pub mod remote_read;
 mod response;
+mod series_shapes;
 mod tls;
 mod token;
 
@@ -37,14 +40,16 @@ mod server_tests;
 mod tls_tests;
 
 pub use args::QueryLayerArgs;
-pub use client::{Endpoint, PrometheusClient, endpoint_url, format_timestamp_ms, parse_base_url};
+pub use client::PrometheusClient;
 pub use config::{
     BasicAuth, DEFAULT_MAX_GET_URL_LEN, DEFAULT_MAX_RESPONSE_SIZE, MetricsOptions, PartialResponse,
     PrometheusConfig, Verb, parse_header_flag, parse_response_limit,
 };
+pub use endpoint::{Endpoint, endpoint_url, format_timestamp_ms, parse_base_url};
 pub use error::PrometheusError;
 pub use range::{Chunk, DEFAULT_MAX_POINTS, merge_chunks, plan_chunks, point_count};
 pub use response::{
-    DecodeError, Decoded, InstantSample, Labels, QueryResult, RangeSeries, Sample, SeriesShape,
-    SeriesShapes, decode_query, decode_series, decode_series_shapes, parse_sample_value,
+    DecodeError, Decoded, InstantSample, Labels, QueryResult, RangeSeries, Sample, decode_query,
+    decode_series, parse_sample_value,
 };
+pub use series_shapes::{SeriesShape, SeriesShapes, decode_series_shapes};
