@@ -109,6 +109,13 @@ pub struct ManagerArgs {
           num_args = 0..=1, require_equals = true, default_missing_value = "true",
           action = ArgAction::Set)]
     pub auto_adoption: bool,
+    /// Leave a Recommendation alone when a round would change nothing in it but its
+    /// run-number and timestamps (ferrocrane; `=false` rewrites every one every round, as
+    /// Crane does).
+    #[arg(long = "skip-unchanged-writes", default_value_t = true,
+          num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          action = ArgAction::Set)]
+    pub skip_unchanged_writes: bool,
     /// craned's own namespace: the Lease, the oom-record ConfigMap, and Recommendations of
     /// cluster-scoped targets (nodes, volumes).
     #[arg(long = "pod-namespace", env = "POD_NAMESPACE", default_value = DEFAULT_NAMESPACE)]
@@ -162,6 +169,7 @@ pub struct Settings {
     pub health_addr: Option<SocketAddr>,
     pub oom_record_max_number: usize,
     pub auto_adoption: bool,
+    pub skip_unchanged_writes: bool,
     pub namespace: String,
     pub identity: String,
     pub kube: ClientArgs,
@@ -319,6 +327,7 @@ impl ManagerArgs {
             )?,
             oom_record_max_number: self.oom_record_max_number,
             auto_adoption: self.auto_adoption,
+            skip_unchanged_writes: self.skip_unchanged_writes,
             namespace: self.pod_namespace.trim().to_string(),
             identity: self
                 .pod_name
@@ -370,6 +379,7 @@ mod tests {
         assert_eq!(s.metrics_addr, Some("0.0.0.0:8080".parse().unwrap()));
         assert_eq!(s.identity, "host-a");
         assert!(!s.auto_adoption);
+        assert!(s.skip_unchanged_writes);
         assert_eq!(
             s.configuration_file,
             PathBuf::from(DEFAULT_CONFIGURATION_FILE)
@@ -392,6 +402,11 @@ mod tests {
         assert!(a.resolve("h").unwrap().leader_election.is_none());
         let a = parse(&["--prometheus-address=http://p", "--auto-adoption"]);
         assert!(a.auto_adoption);
+        let a = parse(&[
+            "--prometheus-address=http://p",
+            "--skip-unchanged-writes=false",
+        ]);
+        assert!(!a.resolve("h").unwrap().skip_unchanged_writes);
     }
 
     #[test]

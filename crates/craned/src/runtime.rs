@@ -226,6 +226,7 @@ pub async fn run(settings: Settings) -> Result<()> {
             oom,
             concurrency: settings.query_concurrency,
             status_writes,
+            skip_unchanged_writes: settings.skip_unchanged_writes,
         },
         stopped(stop_rx.clone()),
     )

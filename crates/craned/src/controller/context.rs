@@ -12,6 +12,7 @@ use tokio::sync::watch;
 use super::execute::OomSource;
 use super::leader::LeaderState;
 use super::status_writes::StatusWrites;
+use super::unchanged::RunNumbers;
 use crate::crd::Recommendation;
 use crate::datasource::History;
 use crate::metrics::CraneMetrics;
@@ -39,6 +40,8 @@ pub struct Context {
     pub concurrency: usize,
     /// On `/status`, or with the object on Crane's CRDs.
     pub status_writes: StatusWrites,
+    /// Whether unchanged Recommendations are skipped, and the run-numbers that tells apart.
+    pub run_numbers: RunNumbers,
 }
 
 impl Context {

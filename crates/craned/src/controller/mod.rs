@@ -10,8 +10,9 @@
 //!    run; or triggered with the [`RUN_ONCE_ANNOTATION`]), otherwise only computes identities
 //!    that have no Recommendation yet (a new Deployment does not wait for the next round);
 //! 4. writes each Recommendation with server-side apply (metadata + spec), then its status on
-//!    `/status`, adopts it per `adoptionType`, updates the `crane_*` series, and finally the
-//!    rule's status (runNumber, lastUpdateTime, the list of Recommendations).
+//!    `/status` — unless nothing but its run-number and timestamps would change
+//!    (`unchanged.rs`) —, adopts it per `adoptionType`, updates the `crane_*` series, and
+//!    finally the rule's status (runNumber, lastUpdateTime, the list of Recommendations).
 //!
 //! Failures are explained in the Recommendation's Ready condition, its `analysis.crane.io/message`
 //! annotation and Events; a failing target never stops the others. Nothing is written unless this
@@ -27,6 +28,7 @@ mod reconcile;
 mod round;
 mod run;
 mod status_writes;
+mod unchanged;
 mod wiring;
 
 pub mod adoption;

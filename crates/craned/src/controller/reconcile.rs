@@ -19,6 +19,7 @@ use super::naming::{IdentityKey, mission_of, rec_key};
 use super::round::{Round, run_identities};
 use super::status::{self, Plan};
 use super::targets::{self, Target};
+use super::unchanged::run_number_of;
 use super::{FOLLOWER_RECHECK, MAX_MISSIONS, RUN_ONCE_ANNOTATION};
 use crate::crd::{
     Recommendation, RecommendationMission, RecommendationRule, RecommendationRuleStatus, known,
@@ -144,6 +145,18 @@ pub async fn reconcile(rule: Arc<RecommendationRule>, ctx: Arc<Context>) -> Resu
         .map(|t| t.0);
     let plan = status::plan(interval, last_update, triggered, now);
     let previous_run = rule.status.as_ref().map(|s| s.run_number).unwrap_or(0);
+    // Crane's trigger: a lowered run-number re-runs the Recommendation between rounds, and
+    // has it written in any case.
+    let lowered: BTreeSet<IdentityKey> = existing
+        .iter()
+        .filter(|(k, _)| wanted.contains(k))
+        .filter(|(_, r)| {
+            let key = rec_key(&r.namespace().unwrap_or_default(), &r.name_any());
+            ctx.run_numbers
+                .lowered(&key, run_number_of(r), previous_run.max(1))
+        })
+        .map(|(k, _)| k.clone())
+        .collect();
     let (run_number, todo): (i32, Vec<&(usize, IdentityKey)>) = match plan {
         Plan::Run => (previous_run.saturating_add(1), ids.iter().collect()),
         Plan::Wait(_) | Plan::Done => (
@@ -151,9 +164,7 @@ pub async fn reconcile(rule: Arc<RecommendationRule>, ctx: Arc<Context>) -> Resu
             ids.iter()
                 .filter(|(_, k)| {
                     existing.get(k).is_none_or(|r| {
-                        // Crane's trigger: a lowered run-number re-runs the Recommendation.
-                        run_number_of(r) < previous_run.max(1)
-                            || retry_in(r, now) == Some(Duration::ZERO)
+                        lowered.contains(k) || retry_in(r, now) == Some(Duration::ZERO)
                     })
                 })
                 .collect(),
@@ -185,6 +196,7 @@ pub async fn reconcile(rule: Arc<RecommendationRule>, ctx: Arc<Context>) -> Resu
             ctx: &ctx,
             config: &config,
             existing: &existing,
+            rewrite: &lowered,
             run_number,
             now,
         };
@@ -246,8 +258,12 @@ async fn delete_orphans(
             Ok(_) => {
                 tracing::info!(recommendation = %key, rule = %rule.name_any(), "deleted orphan recommendation");
                 ctx.metrics.forget(&key);
+                ctx.run_numbers.forget(&key);
             }
-            Err(kube::Error::Api(s)) if s.code == 404 => ctx.metrics.forget(&key),
+            Err(kube::Error::Api(s)) if s.code == 404 => {
+                ctx.metrics.forget(&key);
+                ctx.run_numbers.forget(&key);
+            }
             Err(source) => return Err(Error::DeleteOrphan { name: key, source }),
         }
     }
@@ -282,13 +298,6 @@ async fn clear_trigger(ctx: &Context, rule: &RecommendationRule) -> Result<(), E
     .await
     .map_err(Error::ClearTrigger)?;
     Ok(())
-}
-
-fn run_number_of(r: &Recommendation) -> i32 {
-    r.annotations()
-        .get(known::RUN_NUMBER_ANNOTATION)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! A round's identities: each computed, written as a Recommendation (spec, then status),
 //! adopted, and shown in the `crane_*` series. A failing identity never stops the others.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::sync::Arc;
 
@@ -19,7 +19,7 @@ use super::execute::{self, TargetRun};
 use super::naming::{self, IdentityKey, mission_of, rec_key};
 use super::status::{self, RunError, to_system};
 use super::targets::Target;
-use super::{FIELD_MANAGER, adoption};
+use super::{FIELD_MANAGER, adoption, unchanged};
 use crate::crd::{
     Recommendation, RecommendationMission, RecommendationRule, RecommendationStatus, known,
     recommenders,
@@ -34,6 +34,8 @@ pub(super) struct Round<'a> {
     pub ctx: &'a Context,
     pub config: &'a RecommendationConfiguration,
     pub existing: &'a BTreeMap<IdentityKey, Arc<Recommendation>>,
+    /// Identities written even when unchanged: their run-number was lowered to ask for it.
+    pub rewrite: &'a BTreeSet<IdentityKey>,
     pub run_number: i32,
     pub now: Timestamp,
 }
@@ -146,19 +148,6 @@ async fn run_one(
         .map(|r| r.name_any())
         .unwrap_or_else(|| naming::recommendation_name(&rule.name_any(), key));
     let apply = recommendation_apply(round, run.target, key, &name, &namespace, message);
-    if !ctx.leader.is_leader() {
-        return Err(Error::NotLeader);
-    }
-    let rk = rec_key(&namespace, &name);
-    let api: Api<Recommendation> = Api::namespaced(ctx.client.clone(), &namespace);
-    let pp = PatchParams::apply(FIELD_MANAGER).force();
-    let written = api
-        .patch(&name, &pp, &Patch::Apply(&apply))
-        .await
-        .map_err(|source| Error::WriteRecommendation {
-            name: rk.clone(),
-            source,
-        })?;
     let proposal = match &outcome {
         Ok(o) => Ok(o.proposal.clone()),
         Err(e) => Err(clone_err(e)),
@@ -169,14 +158,45 @@ async fn run_one(
         &proposal,
         now,
     );
-    let status_value = json!(new_status);
-    let written = write_status(
-        || ctx.status_writes.apply(&api, &name, &status_value),
-        written,
-        &rk,
-        &ctx.reconcile_metrics,
-    )
-    .await;
+    if !ctx.leader.is_leader() {
+        return Err(Error::NotLeader);
+    }
+    let rk = rec_key(&namespace, &name);
+    let unchanged = existing.filter(|live| {
+        ctx.run_numbers.skips_unchanged()
+            && !round.rewrite.contains(key)
+            && is_unchanged(&apply, &new_status, live, now)
+    });
+    let written = match unchanged {
+        Some(live) => {
+            ctx.reconcile_metrics.unchanged();
+            ctx.run_numbers.record(&rk, unchanged::run_number_of(live));
+            Recommendation::clone(live)
+        }
+        None => {
+            let api: Api<Recommendation> = Api::namespaced(ctx.client.clone(), &namespace);
+            let pp = PatchParams::apply(FIELD_MANAGER).force();
+            let written = api
+                .patch(&name, &pp, &Patch::Apply(&apply))
+                .await
+                .map_err(|source| Error::WriteRecommendation {
+                    name: rk.clone(),
+                    source,
+                })?;
+            ctx.run_numbers.record(&rk, round.run_number);
+            let status_value = json!(new_status);
+            write_status(
+                || ctx.status_writes.apply(&api, &name, &status_value),
+                written,
+                &rk,
+                &ctx.reconcile_metrics,
+            )
+            .await
+        }
+    };
+    // What an unchanged Recommendation would say again (a failure, adoption turned off) was
+    // said when it changed.
+    let news = unchanged.is_none();
 
     let labels = target_labels(key);
     ctx.metrics.executed(&rk, &labels);
@@ -190,10 +210,10 @@ async fn run_one(
             if let Some(r) = out.replicas {
                 ctx.metrics.set_replicas(&rk, &labels, f64::from(r));
             }
-            adopt(ctx, run.target, key, &written, &new_status).await;
+            adopt(ctx, run.target, key, &written, &new_status, news).await;
         }
         Ok(_) => {}
-        Err(e) => {
+        Err(e) if news => {
             ctx.event(
                 &written.object_ref(&()),
                 EventType::Warning,
@@ -202,8 +222,24 @@ async fn run_one(
             )
             .await;
         }
+        Err(_) => {}
     }
     Ok(mission_of(&written, key, None))
+}
+
+/// Whether writing this round's Recommendation would change nothing but its run-number and
+/// timestamps. One whose status asks for a retry is always written: the retry's backoff is
+/// timed from `status.lastUpdateTime`.
+fn is_unchanged(
+    apply: &serde_json::Value,
+    next: &RecommendationStatus,
+    live: &Recommendation,
+    now: Timestamp,
+) -> bool {
+    status::prometheus_retry_in(next, now).is_none()
+        && unchanged::status_unchanged(next, live.status.as_ref())
+        && serde_json::to_value(live)
+            .is_ok_and(|live| unchanged::apply_changes_nothing(apply, &live))
 }
 
 /// The server-side apply of a Recommendation's metadata and spec.
@@ -282,6 +318,7 @@ async fn adopt(
     key: &IdentityKey,
     written: &Recommendation,
     status: &RecommendationStatus,
+    news: bool,
 ) {
     let adopted = adoption::adopt(
         &ctx.client,
@@ -293,7 +330,7 @@ async fn adopt(
     )
     .await;
     let event = match adopted {
-        Ok(adoption::Adopted::AutoDisabled) => Some((
+        Ok(adoption::Adopted::AutoDisabled) if news => Some((
             EventType::Warning,
             "AutoAdoptionDisabled",
             "adoptionType is Auto but craned runs without --auto-adoption; the target was only annotated".to_string(),

@@ -39,6 +39,8 @@ pub struct Wiring {
     pub oom: OomSource,
     pub concurrency: usize,
     pub status_writes: super::StatusWrites,
+    /// `--skip-unchanged-writes`.
+    pub skip_unchanged_writes: bool,
 }
 
 impl Wiring {
@@ -65,6 +67,7 @@ impl Wiring {
             recommendations,
             concurrency: self.concurrency,
             status_writes: self.status_writes,
+            run_numbers: super::unchanged::RunNumbers::new(self.skip_unchanged_writes),
         }
     }
 }

@@ -7,6 +7,8 @@
 //! * `craned_reconcile_errors_total{reason}`: failures by a short stable reason, counting both
 //!   the errors that fail a reconcile and those a reconcile logs and goes on past (a
 //!   Recommendation's status that could not be written).
+//! * `craned_recommendations_unchanged_total`: Recommendations a round computed and left
+//!   unwritten because nothing in them changed (`--skip-unchanged-writes`).
 
 use prometheus::{
     Histogram, HistogramOpts, HistogramTimer, IntCounter, IntCounterVec, Opts, Registry,
@@ -20,6 +22,7 @@ pub struct ReconcileMetrics {
     total: IntCounter,
     duration: Histogram,
     errors: IntCounterVec,
+    unchanged: IntCounter,
 }
 
 impl std::fmt::Debug for ReconcileMetrics {
@@ -59,16 +62,26 @@ impl ReconcileMetrics {
             .namespace(NAMESPACE),
             &["reason"],
         )?;
+        let unchanged = IntCounter::with_opts(
+            Opts::new(
+                "recommendations_unchanged_total",
+                "Recommendations a round computed and did not write because nothing in them \
+                 changed but the run-number and timestamps.",
+            )
+            .namespace(NAMESPACE),
+        )?;
         for reason in reasons {
             errors.with_label_values(&[reason]);
         }
         registry.register(Box::new(total.clone()))?;
         registry.register(Box::new(duration.clone()))?;
         registry.register(Box::new(errors.clone()))?;
+        registry.register(Box::new(unchanged.clone()))?;
         Ok(ReconcileMetrics {
             total,
             duration,
             errors,
+            unchanged,
         })
     }
 
@@ -81,6 +94,11 @@ impl ReconcileMetrics {
     /// Counts an error under its reason.
     pub fn error(&self, reason: &str) {
         self.errors.with_label_values(&[reason]).inc();
+    }
+
+    /// Counts a Recommendation left as it was.
+    pub fn unchanged(&self) {
+        self.unchanged.inc();
     }
 
     /// Errors counted under `reason` so far.
@@ -101,6 +119,7 @@ mod tests {
         drop(m.start());
         drop(m.start());
         m.error("not_leader");
+        m.unchanged();
         let out = text(&registry);
         assert!(out.contains("craned_reconcile_total 2\n"), "{out}");
         assert!(
@@ -116,5 +135,9 @@ mod tests {
             "{out}"
         );
         assert_eq!(m.errors("not_leader"), 1);
+        assert!(
+            out.contains("craned_recommendations_unchanged_total 1\n"),
+            "{out}"
+        );
     }
 }
