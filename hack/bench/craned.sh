@@ -46,6 +46,10 @@
 #   BENCH_PROM_MAX_SAMPLES=100000000  --query.max-samples
 #   BENCH_CRANED_ARGS              extra craned flags (e.g. --kube-api-qps=200)
 #   BENCH_ROUND_TIMEOUT=7200       seconds
+#   BENCH_SECOND_ROUND=1           1 runs round 2: the rule's run-once trigger, same craned, same
+#                                  history (what a round costs when nothing changed)
+#   BENCH_COMPARE_RANGE=1          1 runs round 3: craned restarted with --prometheus-remote-read=off,
+#                                  run-once again (Prometheus' cost of range queries, same history)
 #   BENCH_WRITE_DOCS               1 writes docs/benchmarks.md (default 1 at full scale, else 0)
 #   BENCH_DOCS                     the file to write (default docs/benchmarks.md of this checkout)
 #   BENCH_KEEP_HISTORY=0           1 keeps the TSDB (DIR/history) after the run
@@ -79,6 +83,8 @@ LEAD="${BENCH_LEAD_MINUTES:-15}"
 MAX_SAMPLES="${BENCH_PROM_MAX_SAMPLES:-100000000}"
 read -r -a CRANED_EXTRA <<<"${BENCH_CRANED_ARGS:-}"
 ROUND_TIMEOUT="${BENCH_ROUND_TIMEOUT:-7200}"
+SECOND_ROUND="${BENCH_SECOND_ROUND:-1}"
+COMPARE_RANGE="${BENCH_COMPARE_RANGE:-1}"
 if ((CONTAINERS == 20000 && DAYS == 7)); then WRITE_DOCS="${BENCH_WRITE_DOCS:-1}"; else WRITE_DOCS="${BENCH_WRITE_DOCS:-0}"; fi
 DOCS="${BENCH_DOCS:-$FERROCRANE_ROOT/docs/benchmarks.md}"
 HZ="$(getconf CLK_TCK)"
@@ -129,10 +135,11 @@ wait_ready() { # name pid url log timeout: until url answers 2xx, while pid live
         sleep 0.1
     done
 }
-# Sum of kube-apiserver's request counter, all or writes only.
+# Sum of kube-apiserver's request counter, all or writes only (writes leave out the
+# leader-election leases the controller-manager renews every few seconds).
 api_requests() { # all|writes
     "$KUBECTL" get --raw /metrics 2>/dev/null | awk -v w="$1" '/^apiserver_request_total\{/ {
-        if (w == "all" || $0 ~ /verb="(POST|PUT|PATCH|DELETE|APPLY)"/) s += $NF } END {printf "%d\n", s}'
+        if (w == "all" || ($0 ~ /verb="(POST|PUT|PATCH|DELETE|APPLY)"/ && $0 !~ /resource="leases"/)) s += $NF } END {printf "%d\n", s}'
 }
 
 RESULTS="$DIR/results"
@@ -192,38 +199,79 @@ while :; do
 done
 
 # --- 4. craned
+start_craned() { # extra flags...: starts craned, sets CRANED_PID, waits for /readyz
+    "$CRANED_BIN" --kubeconfig "$KUBECONFIG" --prometheus-address "$PROM_URL" \
+        --recommendation-configuration-file "$FERROCRANE_ROOT/config/craned/recommendation-configuration.yaml" \
+        --metrics-bind-address "127.0.0.1:$CRANED_PORT" --health-probe-bind-address "127.0.0.1:$CRANED_HEALTH" \
+        --leader-elect=false "${CRANED_EXTRA[@]}" "$@" >>"$DIR/logs/craned.log" 2>&1 </dev/null &
+    CRANED_PID=$!
+    wait_ready craned "$CRANED_PID" "http://127.0.0.1:$CRANED_HEALTH/readyz" "$DIR/logs/craned.log" 120
+}
+stop_craned() {
+    kill -TERM "$CRANED_PID"
+    for _ in $(seq 100); do kill -0 "$CRANED_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$CRANED_PID" 2>/dev/null || true
+    CRANED_PID=""
+}
+# Counters before or after a round, as key=value lines into $1.
+snapshot() {
+    local p
+    read -r -a p <<<"$(python3 "$TOOL" prom-stats "$PROM_URL")"
+    printf 'range=%s\nrange_s=%s\nreads=%s\nreads_s=%s\napi_all=%s\napi_writes=%s\ncraned_ticks=%s\nprom_ticks=%s\n' \
+        "${p[0]}" "${p[1]}" "${p[3]}" "${p[4]}" "$(api_requests all)" "$(api_requests writes)" \
+        "$(proc "$CRANED_PID" ticks)" "$(proc "$PROM_PID" ticks)" >"$1"
+}
+delta() { echo "$(kv "$2" "$3") - $(kv "$1" "$3")" | bc -l; } # before after key
+craned_counter() { # metrics-file metric [label filter]: sum of a craned counter
+    awk -v m="$2" -v f="${3:-}" 'index($0, m) == 1 && (f == "" || index($0, f)) {s += $NF} END {printf "%d\n", s}' "$1"
+}
 t=$(now)
-"$CRANED_BIN" --kubeconfig "$KUBECONFIG" --prometheus-address "$PROM_URL" \
-    --recommendation-configuration-file "$FERROCRANE_ROOT/config/craned/recommendation-configuration.yaml" \
-    --metrics-bind-address "127.0.0.1:$CRANED_PORT" --health-probe-bind-address "127.0.0.1:$CRANED_HEALTH" \
-    --leader-elect=false "${CRANED_EXTRA[@]}" >"$DIR/logs/craned.log" 2>&1 </dev/null &
-CRANED_PID=$!
-wait_ready craned "$CRANED_PID" "http://127.0.0.1:$CRANED_HEALTH/readyz" "$DIR/logs/craned.log" 120
+start_craned
 CRANED_START_S=$(since "$t")
 sleep 2 # let its watches settle
 log "craned ready in ${CRANED_START_S}s (pid $CRANED_PID)"
 
 # --- 5. the round
-read -r -a P0 <<<"$(python3 "$TOOL" prom-stats "$PROM_URL")"
-A0=$(api_requests all); W0=$(api_requests writes)
-C0=$(proc "$CRANED_PID" ticks); PC0=$(proc "$PROM_PID" ticks)
-log "round: RecommendationRule $RULE over $WORKLOADS Deployments (Resource)"
+snapshot "$RESULTS/before-1.txt"
+log "round 1: RecommendationRule $RULE over $WORKLOADS Deployments (Resource)"
 python3 "$TOOL" rule --name "$RULE" --namespaces "$NAMESPACES" --days "$DAYS" --craned-pid "$CRANED_PID" \
     --timeout "$ROUND_TIMEOUT" --stats "$RESULTS/round.txt"
-C1=$(proc "$CRANED_PID" ticks); PC1=$(proc "$PROM_PID" ticks)
-read -r -a P1 <<<"$(python3 "$TOOL" prom-stats "$PROM_URL")"
-A1=$(api_requests all); W1=$(api_requests writes)
+snapshot "$RESULTS/after-1.txt"
 CRANED_HWM=$(proc "$CRANED_PID" hwm); CRANED_RSS=$(proc "$CRANED_PID" rss)
 PROM_HWM=$(proc "$PROM_PID" hwm)
 CRANED_TOTAL_TICKS=$(proc "$CRANED_PID" ticks)
 curl -sf "http://127.0.0.1:$CRANED_PORT/metrics" >"$RESULTS/craned-metrics.txt"
 python3 "$TOOL" check --name "$RULE" --stats "$RESULTS/check.txt"
 
+# --- 6. round 2, same history, same craned: what a round costs when nothing changed
+if [[ $SECOND_ROUND == 1 ]]; then
+    log "round 2 (run-once): the same history, nothing should be written"
+    snapshot "$RESULTS/before-2.txt"
+    python3 "$TOOL" rerun --name "$RULE" --craned-pid "$CRANED_PID" --timeout "$ROUND_TIMEOUT" --stats "$RESULTS/round-2.txt"
+    snapshot "$RESULTS/after-2.txt"
+    curl -sf "http://127.0.0.1:$CRANED_PORT/metrics" >"$RESULTS/craned-metrics-2.txt"
+fi
+
+# --- 7. round 3: the same round through range queries (--prometheus-remote-read=off), for
+# Prometheus' cost of the two paths on the same history; nothing changed, so nothing is
+# written and the round is bound by Prometheus alone.
+if [[ $COMPARE_RANGE == 1 ]]; then
+    log "round 3 (run-once): craned restarted with --prometheus-remote-read=off"
+    stop_craned
+    start_craned --prometheus-remote-read=off
+    sleep 2
+    snapshot "$RESULTS/before-3.txt"
+    python3 "$TOOL" rerun --name "$RULE" --craned-pid "$CRANED_PID" --timeout "$ROUND_TIMEOUT" --stats "$RESULTS/round-3.txt"
+    snapshot "$RESULTS/after-3.txt"
+    curl -sf "http://127.0.0.1:$CRANED_PORT/metrics" >"$RESULTS/craned-metrics-3.txt"
+fi
+
 # --- report
 H="$RESULTS/history.txt"; R="$RESULTS/round.txt"; K="$RESULTS/check.txt"
+B1="$RESULTS/before-1.txt"; A1="$RESULTS/after-1.txt"
 GAUGES=$(grep -c '^crane_analysis_resource_recommendation{' "$RESULTS/craned-metrics.txt" || true)
-CRANED_REQS=$(awk '/^craned_prometheus_request_duration_seconds_count\{/ && /query_range/ {s += $NF} END {printf "%d\n", s}' "$RESULTS/craned-metrics.txt")
-CRANED_READS=$(awk '/^craned_prometheus_request_duration_seconds_count\{/ && /endpoint="read"/ {s += $NF} END {printf "%d\n", s}' "$RESULTS/craned-metrics.txt")
+CRANED_REQS=$(craned_counter "$RESULTS/craned-metrics.txt" craned_prometheus_request_duration_seconds_count query_range)
+CRANED_READS=$(craned_counter "$RESULTS/craned-metrics.txt" craned_prometheus_request_duration_seconds_count 'endpoint="read"')
 RECS=$(kv "$K" recommendations); VALUED=$(kv "$K" recommended_values); READY=$(kv "$K" ready)
 # Is the round's window [start - days, end] inside the history?
 ROUND_START=$(kv "$R" round_start); LAST_SAMPLE=$(($(kv "$H" last_minute) * 60))
@@ -235,27 +283,68 @@ COVERAGE=$(python3 -c "import sys; s, e, d = float(sys.argv[1]), float(sys.argv[
 
 mib() { echo "$1 / 1024" | bc -l | xargs printf '%.0f'; }
 secs() { echo "$1 / $HZ" | bc -l | xargs printf '%.1f'; }
-ROUND_S=$(kv "$R" round_s | xargs printf '%.1f')
-QUERIES=$((P1[0] - P0[0]))
-PROM_QUERY_S=$(echo "${P1[1]} - ${P0[1]}" | bc -l | xargs printf '%.1f')
-READS=$((P1[3] - P0[3]))
-PROM_READ_S=$(echo "${P1[4]} - ${P0[4]}" | bc -l | xargs printf '%.1f')
 GB() { echo "$1 / 1000000000" | bc -l | xargs printf '%.2f'; }
+per() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1]) / float(sys.argv[2])))" "$1" "$2"; }
+QPS=50
+for a in "${CRANED_EXTRA[@]}"; do [[ $a == --kube-api-qps=* ]] && QPS=${a#--kube-api-qps=}; done
+ROUNDS=(1); [[ $SECOND_ROUND == 1 ]] && ROUNDS+=(2); [[ $COMPARE_RANGE == 1 ]] && ROUNDS+=(3)
+round_file() { if (($1 == 1)); then echo "$RESULTS/round.txt"; else echo "$RESULTS/round-$1.txt"; fi; }
+unchanged_in() { # round: Recommendations craned left unwritten in it
+    local m="$RESULTS/craned-metrics-$1.txt"
+    case $1 in
+    1) craned_counter "$RESULTS/craned-metrics.txt" craned_recommendations_unchanged_total ;;
+    2) echo $(($(craned_counter "$m" craned_recommendations_unchanged_total) - $(craned_counter "$RESULTS/craned-metrics.txt" craned_recommendations_unchanged_total))) ;;
+    3) craned_counter "$m" craned_recommendations_unchanged_total ;; # a fresh craned
+    esac
+}
+row() { # label, then a command run per round with the round's before/after files
+    local label=$1 cmd=$2 r line="| $1 |"
+    for r in "${ROUNDS[@]}"; do line+=" $($cmd "$r" "$RESULTS/before-$r.txt" "$RESULTS/after-$r.txt") |"; done
+    echo "$line"
+}
+f_wall() { printf '**%.1f s**' "$(kv "$(round_file "$1")" round_s)"; }
+f_writes() { local w; w=$(delta "$2" "$3" api_writes); printf '%.0f (%s per Deployment)' "$w" "$(per "$w" "$WORKLOADS")"; }
+f_floor() { local w; w=$(delta "$2" "$3" api_writes); printf '%.1f s' "$(per "$w" "$QPS")"; }
+f_vs_floor() {
+    local w; w=$(delta "$2" "$3" api_writes)
+    if [[ $(per "$w" 1) == 0.00 ]]; then echo "no writes"; else per "$(kv "$(round_file "$1")" round_s)" "$(per "$w" "$QPS")"; fi
+}
+f_unchanged() { unchanged_in "$1"; }
+f_range() { printf '%.0f in %.1f s' "$(delta "$2" "$3" range)" "$(delta "$2" "$3" range_s)"; }
+f_reads() { printf '%.0f in %.1f s' "$(delta "$2" "$3" reads)" "$(delta "$2" "$3" reads_s)"; }
+f_prom_cpu() { printf '**%s s**' "$(secs "$(delta "$2" "$3" prom_ticks)")"; }
+f_craned_cpu() { printf '%s s' "$(secs "$(delta "$2" "$3" craned_ticks)")"; }
+f_api() { printf '%.0f' "$(delta "$2" "$3" api_all)"; }
+f_path() { case $1 in 3) echo "range queries (\`--prometheus-remote-read=off\`)" ;; *) echo "remote read (default \`chunks\`)" ;; esac; }
 TABLE="$RESULTS/table.md"
 {
+    header="| figure |"; rule="|---|"
+    for r in "${ROUNDS[@]}"; do
+        case $r in 1) header+=" round 1: first (Rule created → \`runNumber: 1\`) |" ;;
+            2) header+=" round 2: same history, same craned (\`run-once\`) |" ;;
+            3) header+=" round 3: same history, range queries (\`run-once\`) |" ;; esac
+        rule+="---|"
+    done
+    echo "$header"; echo "$rule"
+    row "usage history read through" f_path
+    row "round wall time" f_wall
+    row "kube-apiserver writes (all clients; leases left out)" f_writes
+    row "write floor: writes ÷ \`--kube-api-qps\` ($QPS)" f_floor
+    row "wall time ÷ write floor" f_vs_floor
+    row "Recommendations left unwritten (\`craned_recommendations_unchanged_total\`)" f_unchanged
+    row "Prometheus range queries (\`/api/v1/query_range\`), answered in (sum of request durations)" f_range
+    row "Prometheus remote reads (\`/api/v1/read\`), answered in" f_reads
+    row "Prometheus CPU (utime+stime)" f_prom_cpu
+    row "craned CPU" f_craned_cpu
+    row "kube-apiserver requests (all clients)" f_api
+    echo
     echo "| figure | value |"
     echo "|---|---|"
-    echo "| **round wall time** (RecommendationRule created → \`status.runNumber: 1\`) | **${ROUND_S} s** |"
-    echo "| Recommendations with a \`recommendedValue\` / Ready / written | $VALUED / $READY / $RECS (of $WORKLOADS Deployments) |"
-    echo "| Prometheus range queries during the round (\`prometheus_http_requests_total{handler=\"/api/v1/query_range\"}\`) | $QUERIES ($(python3 -c "print('%.2f' % ($QUERIES / $WORKLOADS))") per Deployment; craned counted $CRANED_REQS) |"
-    echo "| Prometheus time answering them (sum of its request durations; craned keeps up to 10 in flight) | ${PROM_QUERY_S} s |"
-    echo "| Prometheus remote reads during the round (\`handler=\"/api/v1/read\"\`; craned's \`--prometheus-remote-read\`) | $READS ($(python3 -c "print('%.2f' % ($READS / $WORKLOADS))") per Deployment; craned counted $CRANED_READS), answered in ${PROM_READ_S} s |"
-    echo "| craned CPU during the round (utime+stime) | $(secs $((C1 - C0))) s (since start: $(secs "$CRANED_TOTAL_TICKS") s) |"
-    echo "| craned peak RSS (VmHWM, start-up included) | $(mib "$CRANED_HWM") MiB (RSS after the round: $(mib "$CRANED_RSS") MiB) |"
-    echo "| Prometheus CPU during the round | $(secs $((PC1 - PC0))) s |"
-    echo "| Prometheus peak RSS (VmHWM, start-up included) | $(mib "$PROM_HWM") MiB |"
-    echo "| kube-apiserver requests during the round (all clients) | $((A1 - A0)) ($((W1 - W0)) writes, $(python3 -c "print('%.1f' % ($((W1 - W0)) / $WORKLOADS))") per Deployment) |"
-    echo "| \`crane_analysis_resource_recommendation\` series after the round | $GAUGES |"
+    echo "| Recommendations after round 1 with a \`recommendedValue\` / Ready / written | $VALUED / $READY / $RECS (of $WORKLOADS Deployments) |"
+    echo "| craned's own count of its Prometheus requests in round 1 | $CRANED_REQS range queries, $CRANED_READS remote reads |"
+    echo "| craned peak RSS (VmHWM, start-up and round 1) | $(mib "$CRANED_HWM") MiB (RSS after round 1: $(mib "$CRANED_RSS") MiB) |"
+    echo "| Prometheus peak RSS (VmHWM, start-up and round 1) | $(mib "$PROM_HWM") MiB |"
+    echo "| \`crane_analysis_resource_recommendation\` series after round 1 | $GAUGES |"
     echo "| history: $(kv "$H" samples) samples of $(kv "$H" series) series, generated and backfilled in $(kv "$H" slices) slices of ${BLOCK_HOURS}h | $(kv "$H" history_s) s wall (generation $(kv "$H" gen_s) s and promtool $(kv "$H" promtool_s) s, overlapped; promtool CPU $(kv "$H" promtool_cpu_s) s, peak RSS $(mib "$(kv "$H" promtool_maxrss_kib)") MiB incl. the mmapped slice) |"
     echo "| history size: OpenMetrics generated / TSDB | $(GB "$(kv "$H" om_bytes)") GB / $(GB "$(kv "$H" tsdb_bytes)") GB |"
     echo "| Prometheus start on the blocks → ready | ${PROM_START_S} s |"
@@ -269,7 +358,7 @@ NOTES="$RESULTS/notes.md"
     echo "- Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), Linux $(uname -r); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg). The control plane, both Prometheus servers and craned share these CPUs; other work may have been running."
     echo "- Scale: $CONTAINERS containers = $WORKLOADS Deployments (hack/bench/objects.py: 2 containers in the pod template, paused, no pods) in $NAMESPACES namespaces × $PODS_PER pods of history each × 2 containers; $(kv "$H" series) series (cAdvisor-style \`container_cpu_usage_seconds_total\` counter and \`container_memory_working_set_bytes\` gauge, labels namespace/pod/container) at 1 minute, from $DAYS days + 10 min before the generation started to ${LEAD} min past the start of the last slice (the round's $DAYS-day window: ${COVERAGE}% covered), a daily wave with per-minute jitter (hack/bench/craned_tool.py)."
     echo "- Prometheus: $(prometheus --version 2>&1 | head -1 | awk '{print $3}') of its own on the backfilled blocks (\`promtool tsdb create-blocks-from openmetrics --max-block-duration=${BLOCK_HOURS}h\`, one block per slice, none overlapping), no scrape jobs, \`--storage.tsdb.min-block-duration=2h --storage.tsdb.max-block-duration=2h\` (no compaction during the round), \`--query.max-samples=$MAX_SAMPLES\`."
-    echo "- craned: \`$CRANED_BIN\`${CRANED_BUILT_FROM:+ built from $CRANED_BUILT_FROM} (release), Crane's default flags (\`--prometheus-query-concurrency=10\`, \`--kube-api-qps=50 --kube-api-burst=100\`, \`--prometheus-maxpoints=11000\`) with \`--leader-elect=false\`${BENCH_CRANED_ARGS:+ and \`$BENCH_CRANED_ARGS\`}, config/craned/recommendation-configuration.yaml; one RecommendationRule (\`runInterval: 24h\`, the $NAMESPACES namespaces, every Deployment, recommender Resource with \`cpu-/mem-model-history-length: $((24 * DAYS))h\`); Recommendations default to \`adoptionType: StatusAndAnnotation\`, so each one costs an apply, a status apply and an annotation patch of its Deployment against the client-side \`--kube-api-qps\` limit. Round started by creating the rule with craned ready and the cluster quiet; done when the rule's \`status.runNumber\` is 1 (polled every 0.5 s)."
+    echo "- craned: \`$CRANED_BIN\`${CRANED_BUILT_FROM:+ built from $CRANED_BUILT_FROM} (release), Crane's default flags (\`--prometheus-query-concurrency=10\`, \`--kube-api-qps=50 --kube-api-burst=100\`, \`--prometheus-maxpoints=11000\`) with \`--leader-elect=false\`${BENCH_CRANED_ARGS:+ and \`$BENCH_CRANED_ARGS\`}, config/craned/recommendation-configuration.yaml; one RecommendationRule (\`runInterval: 24h\`, the $NAMESPACES namespaces, every Deployment, recommender Resource with \`cpu-/mem-model-history-length: $((24 * DAYS))h\`); Recommendations default to \`adoptionType: StatusAndAnnotation\`, so each one costs an apply, a status apply and an annotation patch of its Deployment against the client-side \`--kube-api-qps\` limit. Round 1 started by creating the rule with craned ready and the cluster quiet; done when the rule's \`status.runNumber\` is 1 (polled every 0.5 s). Rounds 2 and 3 are triggered by the rule's \`analysis.crane.io/run-once\` annotation and done when \`runNumber\` went up and craned removed the annotation; round 2 runs on the same craned, round 3 on one restarted with \`--prometheus-remote-read=off\`; both with craned's default \`--skip-unchanged-writes=true\`, so a Recommendation whose values did not move is not rewritten."
     echo "- Kubernetes: kube-apiserver $KUBE_VERSION from hack/local-up.sh (etcd, kube-apiserver, kube-controller-manager, the cluster's own Prometheus)."
 } >"$NOTES"
 echo
@@ -280,5 +369,5 @@ if [[ $WRITE_DOCS == 1 ]]; then
     python3 "$TOOL" docs --docs "$DOCS" --block <(cat "$TABLE"; echo; cat "$NOTES")
     log "wrote the results into $DOCS (## craned, ### Full round)"
 fi
-log "phases: cluster ${CLUSTER_S}s, history $(kv "$H" history_s)s, Prometheus start ${PROM_START_S}s, craned start ${CRANED_START_S}s, round ${ROUND_S}s"
+log "phases: cluster ${CLUSTER_S}s, history $(kv "$H" history_s)s, Prometheus start ${PROM_START_S}s, craned start ${CRANED_START_S}s, round 1 $(kv "$R" round_s)s"
 log "raw results in $RESULTS; logs in $DIR/logs"

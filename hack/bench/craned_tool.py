@@ -269,6 +269,29 @@ def count_recommendations(cl, name):
             return count
 
 
+def wait_round(cl, args, done, progress):
+    """Polls the rule every 0.5 s until done(rule, status); fails when craned exits or the
+    round outlasts args.timeout; calls progress() every 30 s. Returns the rule's status."""
+    path = "%s/recommendationrules/%s" % (GROUP, args.name)
+    next_log = time.monotonic() + 30
+    deadline = time.monotonic() + args.timeout
+    while True:
+        d = get_json(cl, path)
+        st = d.get("status") or {}
+        if done(d, st):
+            return st
+        try:
+            os.kill(args.craned_pid, 0)
+        except OSError:
+            sys.exit("craned (pid %d) exited during the round" % args.craned_pid)
+        if time.monotonic() > deadline:
+            sys.exit("the round did not finish in %ds" % args.timeout)
+        if progress and time.monotonic() >= next_log:
+            progress()
+            next_log += 30
+        time.sleep(0.5)
+
+
 def cmd_rule(args):
     cl = client()
     rule = {
@@ -290,28 +313,36 @@ def cmd_rule(args):
     status, payload = cl.request("POST", "%s/recommendationrules" % GROUP, rule)
     if status != 201:
         sys.exit("creating the RecommendationRule: HTTP %d %s" % (status, payload[:300]))
-    next_log = time.monotonic() + 30
-    deadline = time.monotonic() + args.timeout
-    while True:
-        d = get_json(cl, "%s/recommendationrules/%s" % (GROUP, args.name))
-        st = d.get("status") or {}
-        if int(st.get("runNumber") or 0) >= 1:
-            t1 = time.time()
-            break
-        try:
-            os.kill(args.craned_pid, 0)
-        except OSError:
-            sys.exit("craned (pid %d) exited during the round" % args.craned_pid)
-        if time.monotonic() > deadline:
-            sys.exit("the round did not finish in %ds" % args.timeout)
-        if time.monotonic() >= next_log:
-            log("  %.0fs: %d Recommendations written" % (time.time() - t0, count_recommendations(cl, args.name)))
-            next_log += 30
-        time.sleep(0.5)
+    def progress():
+        log("  %.0fs: %d Recommendations written" % (time.time() - t0, count_recommendations(cl, args.name)))
+    st = wait_round(cl, args, lambda d, st: int(st.get("runNumber") or 0) >= 1, progress)
+    t1 = time.time()
     with open(args.stats, "w") as f:
         f.write("round_start=%.3f\nround_end=%.3f\nround_s=%.3f\nlast_update_time=%s\n"
                 % (t0, t1, t1 - t0, st.get("lastUpdateTime", "")))
     log("round finished after %.1fs (status.lastUpdateTime %s)" % (t1 - t0, st.get("lastUpdateTime")))
+
+
+def cmd_rerun(args):
+    # craned's (and Crane's) trigger for a round before runInterval is due: the rule's
+    # run-once annotation, removed by craned once the round is recorded.
+    cl = client()
+    path = "%s/recommendationrules/%s" % (GROUP, args.name)
+    before = int((get_json(cl, path).get("status") or {}).get("runNumber") or 0)
+    patch = {"metadata": {"annotations": {"analysis.crane.io/run-once": "bench-%d" % before}}}
+    t0 = time.time()
+    status, payload = cl.request("PATCH", path, patch, content_type="application/merge-patch+json")
+    if status != 200:
+        sys.exit("annotating the RecommendationRule: HTTP %d %s" % (status, payload[:300]))
+    def done(d, st):
+        pending = "analysis.crane.io/run-once" in (d["metadata"].get("annotations") or {})
+        return int(st.get("runNumber") or 0) > before and not pending
+    st = wait_round(cl, args, done, None)
+    t1 = time.time()
+    with open(args.stats, "w") as f:
+        f.write("round_start=%.3f\nround_end=%.3f\nround_s=%.3f\nrun_number=%s\n"
+                % (t0, t1, t1 - t0, st.get("runNumber")))
+    log("round %s finished after %.1fs" % (st.get("runNumber"), t1 - t0))
 
 
 def cmd_check(args):
@@ -442,6 +473,11 @@ def main():
     r.add_argument("--craned-pid", type=int, required=True)
     r.add_argument("--timeout", type=int, default=7200)
     r.add_argument("--stats", required=True)
+    rr = sub.add_parser("rerun")
+    rr.add_argument("--name", required=True)
+    rr.add_argument("--craned-pid", type=int, required=True)
+    rr.add_argument("--timeout", type=int, default=7200)
+    rr.add_argument("--stats", required=True)
     c = sub.add_parser("check")
     c.add_argument("--name", required=True)
     c.add_argument("--stats", required=True)
@@ -456,7 +492,7 @@ def main():
     d.add_argument("--docs", required=True)
     d.add_argument("--block", required=True)
     args = ap.parse_args()
-    {"history": cmd_history, "rule": cmd_rule, "check": cmd_check, "prom-stats": cmd_prom_stats,
+    {"history": cmd_history, "rule": cmd_rule, "rerun": cmd_rerun, "check": cmd_check, "prom-stats": cmd_prom_stats,
      "free-ports": cmd_free_ports, "proc": cmd_proc, "docs": cmd_docs}[args.cmd](args)
 
 
