@@ -32,6 +32,10 @@ pub enum Fault {
     Garbage,
     /// Answers 200 with a valid Prometheus JSON body padded to this many bytes.
     Oversized(usize),
+    /// Forwards requests whose request target (path and query) is at most this long and
+    /// answers longer ones 414 URI Too Long, as nginx, ingress controllers and API gateways in
+    /// front of a Prometheus do (prometheus-adapter #668).
+    UriLimit(usize),
 }
 
 #[derive(Debug)]
@@ -40,6 +44,7 @@ struct Shared {
     upstream: String,
     http: reqwest::Client,
     requests: AtomicU64,
+    refused_uris: AtomicU64,
 }
 
 /// The proxy, on a fixed loopback port until dropped.
@@ -68,6 +73,7 @@ impl FaultProxy {
                 .timeout(Duration::from_secs(120))
                 .build()?,
             requests: AtomicU64::new(0),
+            refused_uris: AtomicU64::new(0),
         });
         let listener = bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
         let addr = listener.local_addr()?;
@@ -110,6 +116,11 @@ impl FaultProxy {
     pub fn requests(&self) -> u64 {
         self.shared.requests.load(Ordering::Relaxed)
     }
+
+    /// Requests answered 414 by [`Fault::UriLimit`] so far.
+    pub fn refused_uris(&self) -> u64 {
+        self.shared.refused_uris.load(Ordering::Relaxed)
+    }
 }
 
 /// Binds with SO_REUSEADDR, so the port can be taken again right after a [`Fault::Down`]
@@ -150,6 +161,22 @@ async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response
         // A request that slipped in while the listener closed.
         Fault::Down => StatusCode::SERVICE_UNAVAILABLE.into_response(),
         Fault::None => forward(&shared, request).await,
+        Fault::UriLimit(n) => {
+            let target = request
+                .uri()
+                .path_and_query()
+                .map_or(0, |pq| pq.as_str().len());
+            if target > n {
+                shared.refused_uris.fetch_add(1, Ordering::Relaxed);
+                (
+                    StatusCode::URI_TOO_LONG,
+                    "<html><body><h1>414 Request-URI Too Large</h1></body></html>",
+                )
+                    .into_response()
+            } else {
+                forward(&shared, request).await
+            }
+        }
         Fault::Slow(d) => {
             tokio::time::sleep(d).await;
             forward(&shared, request).await
