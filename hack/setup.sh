@@ -26,6 +26,13 @@ install_tzdata() {
     apt_install tzdata
 }
 
+# ss (iproute2): the sharding e2e reads each exporter's received TCP bytes from the kernel.
+install_ss() {
+    command -v ss >/dev/null && return
+    log "installing Debian's iproute2 (ss)"
+    apt_install iproute2
+}
+
 # Installs Debian packages that ship a system service without starting it: the tests start
 # their own instances on free ports.
 apt_install_quiet_service() { # package...
@@ -196,6 +203,7 @@ ensure_fuzz_tools() {
 install_prometheus
 install_victoria_metrics
 install_tzdata
+install_ss
 ensure_rust_components
 ensure_fuzz_tools
 build_go_tools

@@ -2,19 +2,21 @@
 //! cluster runs with the ShardedListAndWatch gate (hack/local-up.sh), so each of three shards
 //! receives only its own objects — the union of their output equals an unsharded ksm's, no
 //! object is exported twice, and each shard's received-object counter is its share, where a
-//! client-side shard receives everything. With the gate off, the API server ignores the
-//! selector: the shard says so in its log and filters by itself, still exporting exactly its
-//! range.
+//! client-side shard receives everything. Then every test ConfigMap grows by 8 KiB, and the
+//! bytes each shard receives for those watch events (the kernel's `bytes_received` of its TCP
+//! connections) are its share of what the client-side shard receives. With the gate off, the
+//! API server ignores the selector: the shard says so in its log and filters by itself, still
+//! exporting exactly its range.
 
 mod ksm_support;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use anyhow::{Result, ensure};
+use anyhow::{Context, Result, ensure};
 use ferrocrane_e2e::{Cluster, PrivateCluster, wait_until};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use kube::api::{Api, PostParams};
+use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
 
 use ksm_support::{Ksm, get, sample_lines, scrape, start_ksm};
@@ -78,6 +80,52 @@ async fn received(ksm: &Ksm, owned: bool) -> Result<f64> {
         })
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum())
+}
+
+/// TCP payload bytes the process has received so far on its open connections, as the
+/// kernel counts them (`bytes_received` of `ss -tinp`): for an exporter, essentially what the
+/// API server sent it (its long-lived list and watch connections), plus the test's scrapes.
+fn bytes_received(ksm: &Ksm) -> Result<u64> {
+    let out = std::process::Command::new("ss")
+        .args(["-tinpH", "state", "established"])
+        .output()
+        .context("running ss (iproute2; hack/setup.sh installs it)")?;
+    ensure!(
+        out.status.success(),
+        "ss: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout)?;
+    let owner = format!("pid={},", ksm.process.pid());
+    let mut total = 0;
+    let mut ours = false;
+    for line in text.lines() {
+        if !line.starts_with(char::is_whitespace) {
+            ours = line.contains(&owner);
+        } else if ours {
+            total += line
+                .split_whitespace()
+                .find_map(|f| f.strip_prefix("bytes_received:"))
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+    }
+    Ok(total)
+}
+
+/// Adds `bytes` of data to every ConfigMap: one watch event each, of about that size.
+async fn grow_configmaps(client: &kube::Client, ns: &str, bytes: usize) -> Result<()> {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let payload = "x".repeat(bytes);
+    for i in 0..CONFIGMAPS {
+        api.patch(
+            &format!("cm-{i}"),
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"payload": payload}})),
+        )
+        .await?;
+    }
+    Ok(())
 }
 
 fn sharded(ns: &str, shard: usize, total: usize, server_side: bool) -> Vec<String> {
@@ -156,6 +204,59 @@ async fn each_shard_receives_only_its_objects() -> Result<()> {
         client_side_total == objects,
         "{client_side_total} of {objects}"
     );
+
+    // Watch bytes: every ConfigMap grows by 8 KiB; each exporter reads the events it is sent.
+    let mut watchers: Vec<&Ksm> = shards.iter().collect();
+    watchers.push(&client_side);
+    let before = watchers
+        .iter()
+        .map(|k| bytes_received(k))
+        .collect::<Result<Vec<_>>>()?;
+    grow_configmaps(&client, n, 8 << 10).await?;
+    let updates = CONFIGMAPS as f64;
+    let events = wait_until(
+        "every exporter received the updates",
+        Duration::from_secs(60),
+        || async {
+            let mut events = Vec::new();
+            for (s, share) in shards.iter().zip(&shares) {
+                events.push(received(s, true).await? - share);
+            }
+            let client =
+                received(&client_side, true).await? + received(&client_side, false).await?;
+            let all_in = events.iter().sum::<f64>() == updates && client == objects + updates;
+            Ok(all_in.then_some(events))
+        },
+    )
+    .await?;
+    let read: Vec<u64> = watchers
+        .iter()
+        .zip(&before)
+        .map(|(k, b)| Ok(bytes_received(k)? - b))
+        .collect::<Result<_>>()?;
+    let (shard_bytes, client_bytes) = (&read[..3], read[3] as f64);
+    let ratios: Vec<String> = shard_bytes
+        .iter()
+        .map(|&b| format!("{:.2}", b as f64 / client_bytes))
+        .collect();
+    eprintln!(
+        "watch bytes for {updates} updates of 8 KiB (events per shard {events:?}): server-side shards {shard_bytes:?} ({} of the \
+         client-side shard's), client-side shard {client_bytes}",
+        ratios.join(" / ")
+    );
+    ensure!(
+        client_bytes >= updates * 8192.0,
+        "the client-side shard read {client_bytes} bytes for {updates} events of 8 KiB"
+    );
+    for (&b, events) in shard_bytes.iter().zip(&events) {
+        // Its share of the events, plus the scrapes and headers every process reads.
+        let expected = client_bytes * events / updates;
+        ensure!(
+            (b as f64) < expected * 1.25 + 16384.0 && (b as f64) > expected * 0.75,
+            "a server-side shard sent {events} of {updates} events read {b} bytes; \
+             the client-side shard read {client_bytes}"
+        );
+    }
     Ok(())
 }
 
