@@ -13,6 +13,7 @@
 //! and replaces it with a larger one or when it is NaN. Prometheus 3 made both windows
 //! left-open (`(t - range, t]`); Prometheus 2 includes the left edge ([`Window`]).
 
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 use ferrocrane_core::prometheus::remote_read::RawSeries;
@@ -131,7 +132,7 @@ fn instant(samples: &[(i64, f64)], grid: Grid, lookback_ms: i64, window: Window)
 /// `max by (container, pod)` over per-series results, in the order Prometheus sees the series
 /// (sorted by labels).
 fn max_by_container_pod(series: Vec<(&Labels, Vec<Sample>)>) -> Vec<RangeSeries> {
-    let mut groups: BTreeMap<Labels, BTreeMap<i64, f64>> = BTreeMap::new();
+    let mut groups: BTreeMap<Labels, Vec<Sample>> = BTreeMap::new();
     let mut ordered = series;
     ordered.sort_by(|a, b| a.0.cmp(b.0));
     for (labels, samples) in ordered {
@@ -144,26 +145,44 @@ fn max_by_container_pod(series: Vec<(&Labels, Vec<Sample>)>) -> Vec<RangeSeries>
                     .map(|v| (k.to_owned(), v.clone()))
             })
             .collect();
-        let group = groups.entry(key).or_default();
-        for s in samples {
-            group
-                .entry(s.timestamp_ms)
-                .and_modify(|cur| {
-                    if *cur < s.value || cur.is_nan() {
-                        *cur = s.value;
-                    }
-                })
-                .or_insert(s.value);
+        match groups.get_mut(&key) {
+            // Usually one series per container: its points as they are.
+            None => {
+                groups.insert(key, samples);
+            }
+            Some(group) => *group = merge_max(std::mem::take(group), samples),
         }
     }
     groups
         .into_iter()
-        .filter(|(_, points)| !points.is_empty())
-        .map(|(labels, points)| RangeSeries::from_points(labels, points))
+        .filter(|(_, samples)| !samples.is_empty())
+        .map(|(labels, samples)| RangeSeries { labels, samples })
         .collect()
 }
 
-/// `max by (container, pod) (irate(<series>[range]))` over `grid`.
+/// Two time-ordered point lists as one, a timestamp in both holding `max`'s choice: the
+/// later series' value when it is greater or the earlier one is NaN (PromQL's `max` rule).
+fn merge_max(earlier: Vec<Sample>, later: Vec<Sample>) -> Vec<Sample> {
+    let mut out = Vec::with_capacity(earlier.len().max(later.len()));
+    let (mut a, mut b) = (earlier.into_iter().peekable(), later.into_iter().peekable());
+    while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
+        let order = x.timestamp_ms.cmp(&y.timestamp_ms);
+        let later_wins = x.value < y.value || x.value.is_nan();
+        let pick = match order {
+            Ordering::Less => a.next(),
+            Ordering::Greater => b.next(),
+            Ordering::Equal => {
+                let (x, y) = (a.next(), b.next());
+                if later_wins { y } else { x }
+            }
+        };
+        out.extend(pick);
+    }
+    out.extend(a);
+    out.extend(b);
+    out
+}
+
 pub fn max_irate(
     series: &[RawSeries],
     grid: Grid,
@@ -324,6 +343,25 @@ mod tests {
         assert_eq!(out.len(), 2);
         assert_eq!(values(&out[0]), [(60_000, 3.0), (120_000, 5.0)]);
         assert_eq!(out[1].labels["pod"], "q");
+    }
+
+    #[test]
+    fn merging_keeps_every_timestamp_once_with_max_s_nan_rule() {
+        let pts = |v: &[(i64, f64)]| {
+            v.iter()
+                .map(|&(timestamp_ms, value)| Sample {
+                    timestamp_ms,
+                    value,
+                })
+                .collect::<Vec<_>>()
+        };
+        let merged = merge_max(
+            pts(&[(1, f64::NAN), (2, 1.0), (4, 7.0), (5, 1.0)]),
+            pts(&[(1, 0.5), (3, 2.0), (4, 6.0), (5, f64::NAN), (6, 0.0)]),
+        );
+        let got: Vec<(i64, f64)> = merged.iter().map(|s| (s.timestamp_ms, s.value)).collect();
+        assert_eq!(got, [(1, 0.5), (2, 1.0), (3, 2.0), (4, 7.0), (5, 1.0), (6, 0.0)]);
+        assert!(merge_max(Vec::new(), Vec::new()).is_empty());
     }
 
     #[test]
