@@ -27,7 +27,7 @@ pub fn start(log: &LogArgs) -> Result<tokio::runtime::Runtime, ProcessError> {
     // Another subscriber (a test harness) may already be installed: logging works either way.
     let _ = init_tracing(log)?;
     // SAFETY: the runtime, the first thread this process starts, is built after this call.
-    unsafe { allocator::limit_malloc_arenas() };
+    unsafe { allocator::tune_malloc() };
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
