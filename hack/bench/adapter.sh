@@ -186,8 +186,9 @@ run_one() { # adapter round
     local url="https://127.0.0.1:$port" relist_first
     relist_first=$(python3 "$BENCH/adapter_tool.py" wait-relist "$url" "$t0" "$EXPECTED" 300) \
         || { tail -20 "$DIR/logs/adapter-$a-$r.log" >&2; die "$a: discovery never listed every metric"; }
-    local rss_relisted s1 cpu1
+    local rss_relisted hwm_relisted s1 cpu1
     rss_relisted=$(status_kib "$pid" VmRSS)
+    hwm_relisted=$(status_kib "$pid" VmHWM)
     read -r -a s1 <<<"$(python3 "$BENCH/adapter_tool.py" prom-stats "$BENCH_PROM_URL")"
     cpu1=$(cpu_ticks "$pid")
     # Series requests the first relist made: how many one relist makes (distinct series queries).
@@ -202,7 +203,7 @@ run_one() { # adapter round
     local s2 cpu2
     read -r -a s2 <<<"$(python3 "$BENCH/adapter_tool.py" prom-stats "$BENCH_PROM_URL")"
     cpu2=$(cpu_ticks "$pid")
-    kv+=(relist_first_s="$relist_first" rss_relisted_kib="$rss_relisted" per_relist="$per_relist"
+    kv+=(relist_first_s="$relist_first" rss_relisted_kib="$rss_relisted" hwm_relisted_kib="$hwm_relisted" per_relist="$per_relist"
         idle_series_requests="$((s2[0] - s1[0]))" idle_series_s="$(echo "${s2[1]} - ${s1[1]}" | bc -l)"
         idle_cpu_ticks="$((cpu2 - cpu1))" idle_queries="$((s2[2] - s1[2]))")
     for kind in custom top-pods top-nodes; do
@@ -217,7 +218,7 @@ run_one() { # adapter round
         read -r -a p1 <<<"$(python3 "$BENCH/adapter_tool.py" prom-stats "$BENCH_PROM_URL")"
         kv+=("${kind}_cpu_ticks=$((c1 - c0))" "${kind}_prom_cpu_ticks=$((pc1 - pc0))"
             "${kind}_queries=$((p1[2] - p0[2]))" "${kind}_query_s=$(echo "${p1[3]} - ${p0[3]}" | bc -l)"
-            "${kind}_series_requests=$((p1[0] - p0[0]))")
+            "${kind}_series_requests=$((p1[0] - p0[0]))" "${kind}_hwm_kib=$(status_kib "$pid" VmHWM)")
         log "  $kind: $(cat "$out.$kind.load.json")"
     done
     local hwm
@@ -236,6 +237,9 @@ res = {"adapter": a, "round": int(r), "raw": kv}
 res["relist_first_s"] = float(kv["relist_first_s"])
 res["vmhwm_mib"] = int(hwm) / 1024
 res["rss_relisted_mib"] = int(kv["rss_relisted_kib"]) / 1024
+res["vmhwm_relisted_mib"] = int(kv["hwm_relisted_kib"]) / 1024
+for phase in ("custom", "top-pods", "top-nodes"):
+    res[phase + "_vmhwm_mib"] = int(kv[phase + "_hwm_kib"]) / 1024
 per = int(kv["per_relist"]) or 1
 relists = int(kv["idle_series_requests"]) / per
 if relists > 0:

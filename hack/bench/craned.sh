@@ -135,11 +135,23 @@ wait_ready() { # name pid url log timeout: until url answers 2xx, while pid live
         sleep 0.1
     done
 }
-# Sum of kube-apiserver's request counter, all or writes only (writes leave out the
-# leader-election leases the controller-manager renews every few seconds).
+# Sum of kube-apiserver's request counter, all or writes only. Writes are craned's: they
+# leave out what kube-controller-manager writes meanwhile — its leader-election leases, and
+# the status it writes back to a Deployment after craned annotates it (one per Deployment).
 api_requests() { # all|writes
     "$KUBECTL" get --raw /metrics 2>/dev/null | awk -v w="$1" '/^apiserver_request_total\{/ {
-        if (w == "all" || ($0 ~ /verb="(POST|PUT|PATCH|DELETE|APPLY)"/ && $0 !~ /resource="leases"/)) s += $NF } END {printf "%d\n", s}'
+        if (w == "all") { s += $NF; next }
+        if ($0 !~ /verb="(POST|PUT|PATCH|DELETE|APPLY)"/ || $0 ~ /resource="leases"/) next
+        if ($0 ~ /resource="deployments"/ && $0 ~ /subresource="status"/) next
+        s += $NF } END {printf "%d\n", s}'
+}
+# Writes by resource, subresource and verb, for the record (results/writes-N.txt).
+api_writes_by_kind() {
+    "$KUBECTL" get --raw /metrics 2>/dev/null | awk '/^apiserver_request_total\{/ && /verb="(POST|PUT|PATCH|DELETE|APPLY)"/ {
+        match($0, /resource="[^"]*"/); r = substr($0, RSTART, RLENGTH)
+        match($0, /subresource="[^"]*"/); sr = substr($0, RSTART, RLENGTH)
+        match($0, /verb="[^"]*"/); v = substr($0, RSTART, RLENGTH)
+        n[r " " sr " " v] += $NF } END {for (k in n) printf "%s %d\n", k, n[k]}' | sort
 }
 
 RESULTS="$DIR/results"
@@ -220,6 +232,7 @@ snapshot() {
     printf 'range=%s\nrange_s=%s\nreads=%s\nreads_s=%s\napi_all=%s\napi_writes=%s\ncraned_ticks=%s\nprom_ticks=%s\n' \
         "${p[0]}" "${p[1]}" "${p[3]}" "${p[4]}" "$(api_requests all)" "$(api_requests writes)" \
         "$(proc "$CRANED_PID" ticks)" "$(proc "$PROM_PID" ticks)" >"$1"
+    api_writes_by_kind >"${1%.txt}.writes"
 }
 delta() { echo "$(kv "$2" "$3") - $(kv "$1" "$3")" | bc -l; } # before after key
 craned_counter() { # metrics-file metric [label filter]: sum of a craned counter
@@ -328,7 +341,7 @@ TABLE="$RESULTS/table.md"
     echo "$header"; echo "$rule"
     row "usage history read through" f_path
     row "round wall time" f_wall
-    row "kube-apiserver writes (all clients; leases left out)" f_writes
+    row "craned's kube-apiserver writes (the controller-manager's leases and Deployment status left out)" f_writes
     row "write floor: writes ÷ \`--kube-api-qps\` ($QPS)" f_floor
     row "wall time ÷ write floor" f_vs_floor
     row "Recommendations left unwritten (\`craned_recommendations_unchanged_total\`)" f_unchanged
