@@ -360,7 +360,10 @@ mod tests {
             pts(&[(1, 0.5), (3, 2.0), (4, 6.0), (5, f64::NAN), (6, 0.0)]),
         );
         let got: Vec<(i64, f64)> = merged.iter().map(|s| (s.timestamp_ms, s.value)).collect();
-        assert_eq!(got, [(1, 0.5), (2, 1.0), (3, 2.0), (4, 7.0), (5, 1.0), (6, 0.0)]);
+        assert_eq!(
+            got,
+            [(1, 0.5), (2, 1.0), (3, 2.0), (4, 7.0), (5, 1.0), (6, 0.0)]
+        );
         assert!(merge_max(Vec::new(), Vec::new()).is_empty());
     }
 

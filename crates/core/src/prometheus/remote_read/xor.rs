@@ -314,19 +314,39 @@ mod tests {
         let bytes: Vec<u8> = (0u32..40).map(|i| (i * 37 + 11) as u8).collect();
         for widths in [[1u32, 7, 8, 64, 3], [5, 6, 13, 0, 64], [64, 64, 63, 2, 1]] {
             let (mut fast, mut slow) = (
-                Bits { bytes: &bytes, pos: 0 },
-                Bits { bytes: &bytes, pos: 0 },
+                Bits {
+                    bytes: &bytes,
+                    pos: 0,
+                },
+                Bits {
+                    bytes: &bytes,
+                    pos: 0,
+                },
             );
             for n in widths {
-                let one_by_one = (0..n).try_fold(0u64, |v, _| Some((v << 1) | u64::from(slow.bit()?)));
+                let one_by_one =
+                    (0..n).try_fold(0u64, |v, _| Some((v << 1) | u64::from(slow.bit()?)));
                 assert_eq!(fast.bits(n), one_by_one, "{widths:?} at {n}");
                 assert_eq!(fast.pos, slow.pos);
             }
         }
-        let mut short = Bits { bytes: &bytes[..2], pos: 3 };
+        let mut short = Bits {
+            bytes: &bytes[..2],
+            pos: 3,
+        };
         assert_eq!(short.bits(14), None);
-        assert_eq!(short.bits(13), Some(u64::from(u16::from_be_bytes([bytes[0], bytes[1]]) & 0x1fff)));
-        assert_eq!(Bits { bytes: &bytes, pos: 0 }.bits(65), None);
+        assert_eq!(
+            short.bits(13),
+            Some(u64::from(u16::from_be_bytes([bytes[0], bytes[1]]) & 0x1fff))
+        );
+        assert_eq!(
+            Bits {
+                bytes: &bytes,
+                pos: 0
+            }
+            .bits(65),
+            None
+        );
     }
 
     #[test]
