@@ -363,14 +363,8 @@ async fn craned_on(kind: BackendKind) -> Result<()> {
     let end_minute = now / MINUTE - 1;
     let backend = Backend::history(kind, &history(&ns.name, end_minute)).await?;
 
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns.name);
-    for w in workloads() {
-        let d: Deployment = serde_json::from_value(deployment(&ns.name, &w))?;
-        deployments.create(&PostParams::default(), &d).await?;
-    }
-    let dir = tempfile_dir()?;
-    let config_path = dir.join("recommendation-configuration.yaml");
-    std::fs::write(&config_path, config_file("0.15"))?;
+    create_workloads(&client, &ns.name).await?;
+    let config_path = write_config_file("0.15")?;
     let (metrics_port, health_port) = two_ports()?;
     let mut args = craned_args(
         cluster,

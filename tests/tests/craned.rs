@@ -33,15 +33,10 @@ async fn resource_recommendations_from_backfilled_history() -> Result<()> {
     let end_minute = now / MINUTE - 1;
     let prometheus = HistoryPrometheus::start(&history(&ns.name, end_minute)).await?;
 
+    create_workloads(&client, &ns.name).await?;
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns.name);
-    for w in workloads() {
-        let d: Deployment = serde_json::from_value(deployment(&ns.name, &w))?;
-        deployments.create(&PostParams::default(), &d).await?;
-    }
 
-    let dir = tempfile_dir()?;
-    let config_path = dir.join("recommendation-configuration.yaml");
-    std::fs::write(&config_path, config_file("0.15"))?;
+    let config_path = write_config_file("0.15")?;
     let (metrics_port, health_port) = two_ports()?;
     let metrics_addr = format!("127.0.0.1:{metrics_port}");
     // craned reads Prometheus through a fault proxy, so later steps can fail it.

@@ -12,9 +12,8 @@ use anyhow::{Context, Result, bail};
 use ferrocrane_e2e::{
     Cluster, HistoryPrometheus, ServiceProcess, install_craned_crds, two_ports, wait_until,
 };
-use k8s_openapi::api::apps::v1::Deployment;
 use kube::ResourceExt;
-use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::json;
 
 mod craned_support;
@@ -84,15 +83,9 @@ async fn unchanged_recommendations_are_not_rewritten() -> Result<()> {
     let now = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs() as i64;
     let end_minute = now / MINUTE - 1;
     let prometheus = HistoryPrometheus::start(&history(&ns.name, end_minute)).await?;
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns.name);
-    for w in workloads() {
-        let d: Deployment = serde_json::from_value(deployment(&ns.name, &w))?;
-        deployments.create(&PostParams::default(), &d).await?;
-    }
+    create_workloads(&client, &ns.name).await?;
 
-    let dir = tempfile_dir()?;
-    let config_path = dir.join("recommendation-configuration.yaml");
-    std::fs::write(&config_path, config_file("0.15"))?;
+    let config_path = write_config_file("0.15")?;
     let (metrics_port, health_port) = two_ports()?;
     let metrics_addr = format!("127.0.0.1:{metrics_port}");
     let args = craned_args(

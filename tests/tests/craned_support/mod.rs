@@ -397,6 +397,25 @@ pub fn tempfile_dir() -> Result<std::path::PathBuf> {
     Ok(d)
 }
 
+/// The test workloads' Deployments, created in `namespace`.
+pub async fn create_workloads(client: &kube::Client, namespace: &str) -> Result<()> {
+    let deployments: Api<k8s_openapi::api::apps::v1::Deployment> =
+        Api::namespaced(client.clone(), namespace);
+    for w in workloads() {
+        let d = serde_json::from_value(deployment(namespace, &w))?;
+        deployments.create(&PostParams::default(), &d).await?;
+    }
+    Ok(())
+}
+
+/// A recommendation configuration with `margin` for the Resource recommender, written to a
+/// fresh temporary directory; its path.
+pub fn write_config_file(margin: &str) -> Result<std::path::PathBuf> {
+    let path = tempfile_dir()?.join("recommendation-configuration.yaml");
+    std::fs::write(&path, config_file(margin))?;
+    Ok(path)
+}
+
 /// The rule both Resource tests create: every Deployment of `namespace`, once a day.
 pub fn resource_rule_spec(namespace: &str) -> Value {
     json!({
