@@ -257,15 +257,12 @@ async fn delete_orphans(
         match api.delete(&rec.name_any(), &DeleteParams::default()).await {
             Ok(_) => {
                 tracing::info!(recommendation = %key, rule = %rule.name_any(), "deleted orphan recommendation");
-                ctx.metrics.forget(&key);
-                ctx.run_numbers.forget(&key);
             }
-            Err(kube::Error::Api(s)) if s.code == 404 => {
-                ctx.metrics.forget(&key);
-                ctx.run_numbers.forget(&key);
-            }
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
             Err(source) => return Err(Error::DeleteOrphan { name: key, source }),
         }
+        ctx.metrics.forget(&key);
+        ctx.run_numbers.forget(&key);
     }
     Ok(())
 }

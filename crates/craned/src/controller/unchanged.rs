@@ -46,6 +46,13 @@ impl RunNumbers {
         self.skip_unchanged
     }
 
+    fn seen(&self) -> std::sync::MutexGuard<'_, HashMap<String, i32>> {
+        // A panic elsewhere leaves the map as consistent as any single insert leaves it.
+        self.seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// Whether the Recommendation `key`, annotated with `annotated`, was triggered by lowering
     /// its run-number. Crane's rule when every round writes: below the rule's `rule_run`.
     /// Otherwise: below what craned last wrote or confirmed; one craned has not seen since it
@@ -54,10 +61,7 @@ impl RunNumbers {
         if !self.skip_unchanged {
             return annotated < rule_run;
         }
-        let mut seen = self
-            .seen
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut seen = self.seen();
         match seen.get(key) {
             Some(&last) => annotated < last,
             None => {
@@ -69,19 +73,13 @@ impl RunNumbers {
 
     /// The Recommendation `key` now carries run-number `run`.
     pub fn record(&self, key: &str, run: i32) {
-        let mut seen = self
-            .seen
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut seen = self.seen();
         seen.insert(key.to_string(), run);
     }
 
     /// The Recommendation `key` is gone.
     pub fn forget(&self, key: &str) {
-        let mut seen = self
-            .seen
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut seen = self.seen();
         seen.remove(key);
     }
 }
