@@ -4,8 +4,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use bytes::{Bytes, BytesMut};
+use futures::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, Url};
+use serde::de::DeserializeOwned;
 use tokio::sync::Semaphore;
 
 use super::PrometheusError;
@@ -13,15 +15,15 @@ use super::config::{BasicAuth, PartialResponse, PrometheusConfig, Verb};
 use super::endpoint::{
     Endpoint, endpoint_url, format_timestamp_ms, get_url, parse_base_url, system_time_ms,
 };
-use super::interpret::{interpret, interpret_read};
+use super::interpret::{interpret, interpret_decoded, interpret_error, interpret_read};
 use super::metrics::ClientMetrics;
 use super::range::{Chunk, merge_chunks, plan_chunks, point_count};
 use super::remote_read::{RawMatcher, RawSeries, ReadFormat, encode_request};
 use super::response::{
     DecodeError, Decoded, Labels, QueryResult, RangeSeries, decode_build_version, decode_query,
-    decode_series,
 };
-use super::series_shapes::{SeriesShapes, decode_series_shapes};
+use super::series_shapes::SeriesShapes;
+use super::streamed::{StreamError, decode_streamed};
 use super::tls::{TlsSettings, client_config};
 use super::token::TokenFile;
 
@@ -217,7 +219,7 @@ impl PrometheusClient {
         start: Option<SystemTime>,
         end: Option<SystemTime>,
     ) -> Result<Vec<Labels>, PrometheusError> {
-        self.series_as(matchers, start, end, decode_series).await
+        self.series_as(matchers, start, end).await
     }
 
     /// [`Self::series`] reduced to distinct names and label names as the answer is read: what
@@ -228,19 +230,17 @@ impl PrometheusClient {
         start: Option<SystemTime>,
         end: Option<SystemTime>,
     ) -> Result<SeriesShapes, PrometheusError> {
-        self.series_as(matchers, start, end, decode_series_shapes)
-            .await
+        self.series_as(matchers, start, end).await
     }
 
     /// `/api/v1/series` with the configured limit (sent as `limit` + 1). More series than the
     /// limit, or a warning that the backend truncated the answer, is an error: a relist that
     /// silently misses series makes metrics disappear from discovery.
-    async fn series_as<T: SeriesCount>(
+    async fn series_as<T: SeriesCount + DeserializeOwned + Send + 'static>(
         &self,
         matchers: &[String],
         start: Option<SystemTime>,
         end: Option<SystemTime>,
-        decode: fn(&[u8]) -> Result<Decoded<T>, DecodeError>,
     ) -> Result<T, PrometheusError> {
         if matchers.is_empty() {
             return Err(PrometheusError::InvalidRequest(
@@ -261,9 +261,7 @@ impl PrometheusClient {
         if let Some(n) = limit {
             params.push(("limit", n.saturating_add(1).to_string()));
         }
-        let (data, warnings) = self
-            .call_keeping_warnings(Endpoint::Series, params, decode)
-            .await?;
+        let (data, warnings) = self.call_streamed::<T>(Endpoint::Series, params).await?;
         let truncated = warnings.iter().find(|w| w.contains("truncated"));
         if let Some(warning) = truncated {
             return Err(PrometheusError::SeriesTruncated {
@@ -329,28 +327,86 @@ impl PrometheusClient {
     async fn call_keeping_warnings<T>(
         &self,
         endpoint: Endpoint,
-        mut params: Vec<(&str, String)>,
+        params: Vec<(&str, String)>,
         decode: fn(&[u8]) -> Result<Decoded<T>, DecodeError>,
     ) -> Result<(T, Vec<String>), PrometheusError> {
-        let inner = &self.inner;
-        if let Some(value) = inner.partial_response.param() {
-            params.push(("partial_response", value.to_owned()));
-        }
-        let req = self.request_for(endpoint, &params);
-        self.exchange(endpoint, req, |status, _, body| {
-            interpret(endpoint, status, body, decode)
+        let req = self.request_for(endpoint, &self.with_partial_response(params));
+        self.exchange(endpoint, req, |resp| async move {
+            let (status, _, body) = self.whole_body(endpoint, resp).await?;
+            interpret(endpoint, status, &body, decode)
         })
         .await
     }
 
-    /// One request under the in-flight limit, timed in the client's metrics: `read` turns
-    /// (status, Content-Type, body) into the answer or the most specific error.
-    async fn exchange<T>(
+    /// [`Self::call_keeping_warnings`] with a success decoded while it arrives (see
+    /// `streamed`), for answers too large to hold whole; error answers are read whole.
+    async fn call_streamed<T: DeserializeOwned + Send + 'static>(
+        &self,
+        endpoint: Endpoint,
+        params: Vec<(&str, String)>,
+    ) -> Result<(T, Vec<String>), PrometheusError> {
+        let req = self.request_for(endpoint, &self.with_partial_response(params));
+        self.exchange(endpoint, req, |resp| async move {
+            let status = resp.status().as_u16();
+            if !(200..300).contains(&status) {
+                let (_, _, body) = self.whole_body(endpoint, resp).await?;
+                return Err(interpret_error(endpoint, status, &body));
+            }
+            let limit = self.inner.max_response_bytes.unwrap_or(usize::MAX);
+            if resp.content_length().is_some_and(|n| n > limit as u64) {
+                return Err(PrometheusError::ResponseTooLarge {
+                    endpoint: endpoint.as_str(),
+                    limit,
+                });
+            }
+            let mut received = 0usize;
+            let chunks = futures::stream::unfold(resp, |mut resp| async move {
+                let chunk = resp.chunk().await.transpose()?;
+                Some((chunk, resp))
+            })
+            .map(|chunk| {
+                let chunk = chunk.map_err(|e| self.classify(endpoint, e))?;
+                received += chunk.len();
+                if received > limit {
+                    return Err(PrometheusError::ResponseTooLarge {
+                        endpoint: endpoint.as_str(),
+                        limit,
+                    });
+                }
+                Ok(chunk)
+            });
+            let decoded = match decode_streamed::<T, _>(chunks).await {
+                Ok(decoded) => Ok(decoded),
+                Err(StreamError::Body(e)) => return Err(e),
+                Err(StreamError::Decode(e)) => Err(e),
+            };
+            interpret_decoded(endpoint, status, decoded)
+        })
+        .await
+    }
+
+    fn with_partial_response<'a>(
+        &self,
+        mut params: Vec<(&'a str, String)>,
+    ) -> Vec<(&'a str, String)> {
+        if let Some(value) = self.inner.partial_response.param() {
+            params.push(("partial_response", value.to_owned()));
+        }
+        params
+    }
+
+    /// One request under the in-flight limit and the timeout, timed in the client's metrics:
+    /// `read` turns the answer into the result or the most specific error.
+    async fn exchange<T, F, Fut>(
         &self,
         endpoint: Endpoint,
         req: reqwest::RequestBuilder,
-        read: impl FnOnce(u16, &str, &[u8]) -> Result<T, PrometheusError>,
-    ) -> Result<T, PrometheusError> {
+        read: F,
+    ) -> Result<T, PrometheusError>
+    where
+        F: FnOnce(reqwest::Response) -> Fut,
+        Fut: Future<Output = Result<T, PrometheusError>>,
+    {
         let inner = &self.inner;
         let waited = Instant::now();
         // The semaphore is never closed, so acquire only fails if that invariant breaks; map it
@@ -366,10 +422,13 @@ impl PrometheusClient {
             m.in_flight.inc();
         }
         let started = Instant::now();
-        let result = self
-            .send(endpoint, req)
+        let answer = async { read(self.send(endpoint, req).await?).await };
+        let result = tokio::time::timeout(inner.timeout, answer)
             .await
-            .and_then(|(status, content_type, body)| read(status, &content_type, &body));
+            .unwrap_or(Err(PrometheusError::Timeout {
+                endpoint: endpoint.as_str(),
+                timeout: inner.timeout,
+            }));
         if let Some(m) = metrics {
             m.in_flight.dec();
             let code = match &result {
@@ -409,90 +468,89 @@ impl PrometheusClient {
             .header(reqwest::header::CONTENT_ENCODING, "snappy")
             .header("X-Prometheus-Remote-Read-Version", "0.1.0")
             .body(encode_request(matchers, start_ms, end_ms, format));
-        self.exchange(Endpoint::Read, req, |status, content_type, body| {
-            interpret_read(status, content_type, body, start_ms, end_ms)
+        self.exchange(Endpoint::Read, req, |resp| async move {
+            let (status, content_type, body) = self.whole_body(Endpoint::Read, resp).await?;
+            interpret_read(status, &content_type, &body, start_ms, end_ms)
         })
         .await
     }
 
-    /// Sends with the configured headers and credentials, within the timeout and the response
-    /// size limit: (status, Content-Type, body).
+    /// Sends with the configured headers and credentials; the answer's body is still to read.
     async fn send(
         &self,
         endpoint: Endpoint,
         mut req: reqwest::RequestBuilder,
-    ) -> Result<(u16, String, Bytes), PrometheusError> {
+    ) -> Result<reqwest::Response, PrometheusError> {
         let inner = &self.inner;
-        let name = endpoint.as_str();
         req = req.headers(inner.headers.clone());
         if let Some(token) = &inner.token {
             req = req.bearer_auth(token.token()?);
         } else if let Some(basic) = &inner.basic_auth {
             req = req.basic_auth(&basic.username, Some(&basic.password));
         }
-        let classify = |e: reqwest::Error| {
-            if e.is_timeout() {
-                PrometheusError::Timeout {
-                    endpoint: name,
-                    timeout: inner.timeout,
-                }
-            } else if e.is_connect() {
-                PrometheusError::Connect {
-                    endpoint: name,
-                    source: e,
-                }
-            } else {
-                PrometheusError::Transport {
-                    endpoint: name,
-                    source: e,
-                }
+        req.send().await.map_err(|e| self.classify(endpoint, e))
+    }
+
+    fn classify(&self, endpoint: Endpoint, e: reqwest::Error) -> PrometheusError {
+        let endpoint = endpoint.as_str();
+        if e.is_timeout() {
+            PrometheusError::Timeout {
+                endpoint,
+                timeout: self.inner.timeout,
             }
+        } else if e.is_connect() {
+            PrometheusError::Connect {
+                endpoint,
+                source: e,
+            }
+        } else {
+            PrometheusError::Transport {
+                endpoint,
+                source: e,
+            }
+        }
+    }
+
+    /// (status, Content-Type, body) of an answer, within the response size limit.
+    async fn whole_body(
+        &self,
+        endpoint: Endpoint,
+        mut resp: reqwest::Response,
+    ) -> Result<(u16, String, Bytes), PrometheusError> {
+        let status = resp.status().as_u16();
+        let content_type = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        // Chunk by chunk into one buffer sized from Content-Length: each chunk (and the
+        // connection's read buffer behind it) is released once copied, so a large answer is
+        // held about once, not twice as collecting the chunks and joining them would.
+        let limit = self.inner.max_response_bytes.unwrap_or(usize::MAX);
+        let too_large = || PrometheusError::ResponseTooLarge {
+            endpoint: endpoint.as_str(),
+            limit,
         };
-        let exchange = async {
-            let mut resp = req.send().await.map_err(classify)?;
-            let status = resp.status().as_u16();
-            let content_type = resp
-                .headers()
-                .get(reqwest::header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or_default()
-                .to_owned();
-            // Chunk by chunk into one buffer sized from Content-Length: each chunk (and the
-            // connection's read buffer behind it) is released once copied, so a large answer
-            // (a relist's /api/v1/series) is held about once, not twice as collecting the
-            // chunks and joining them would.
-            let limit = inner.max_response_bytes.unwrap_or(usize::MAX);
-            let too_large = PrometheusError::ResponseTooLarge {
-                endpoint: name,
-                limit,
-            };
-            if resp.content_length().is_some_and(|n| n > limit as u64) {
-                return Err(too_large);
+        if resp.content_length().is_some_and(|n| n > limit as u64) {
+            return Err(too_large());
+        }
+        // Content-Length is the server's claim, not bytes received: a proxy announcing a
+        // terabyte must not make us reserve one. Past this the buffer grows as data comes.
+        const MAX_UP_FRONT: u64 = 16 << 20;
+        let expected = resp
+            .content_length()
+            .unwrap_or(0)
+            .min(limit as u64)
+            .min(MAX_UP_FRONT) as usize;
+        let mut buf = BytesMut::with_capacity(expected);
+        while let Some(chunk) = resp.chunk().await.map_err(|e| self.classify(endpoint, e))? {
+            if buf.len() + chunk.len() > limit {
+                return Err(too_large());
             }
-            // Content-Length is the server's claim, not bytes received: a proxy announcing a
-            // terabyte must not make us reserve one. Past this the buffer grows as data comes.
-            const MAX_UP_FRONT: u64 = 16 << 20;
-            let expected = resp
-                .content_length()
-                .unwrap_or(0)
-                .min(limit as u64)
-                .min(MAX_UP_FRONT) as usize;
-            let mut buf = BytesMut::with_capacity(expected);
-            while let Some(chunk) = resp.chunk().await.map_err(classify)? {
-                if buf.len() + chunk.len() > limit {
-                    return Err(too_large);
-                }
-                buf.extend_from_slice(&chunk);
-            }
-            let body = buf.freeze();
-            Ok::<_, PrometheusError>((status, content_type, body))
-        };
-        tokio::time::timeout(inner.timeout, exchange)
-            .await
-            .map_err(|_| PrometheusError::Timeout {
-                endpoint: name,
-                timeout: inner.timeout,
-            })?
+            buf.extend_from_slice(&chunk);
+        }
+        Ok((status, content_type, buf.freeze()))
     }
 }
 

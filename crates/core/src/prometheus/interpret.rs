@@ -18,23 +18,39 @@ pub(super) fn interpret<T>(
     body: &[u8],
     decode: fn(&[u8]) -> Result<Decoded<T>, DecodeError>,
 ) -> Result<(T, Vec<String>), PrometheusError> {
-    let name = endpoint.as_str();
     if !(200..300).contains(&status) {
-        return Err(match decode_error_body(body) {
-            Some((error_type, error)) => PrometheusError::Api {
-                endpoint: name,
-                status,
-                error_type,
-                error,
-            },
-            None => PrometheusError::Http {
-                endpoint: name,
-                status,
-                body: snippet(body),
-            },
-        });
+        return Err(interpret_error(endpoint, status, body));
     }
-    match decode(body) {
+    interpret_decoded(endpoint, status, decode(body))
+}
+
+/// A non-2xx answer: Prometheus' own error when the body carries one, else the status and
+/// the start of the body.
+pub(super) fn interpret_error(endpoint: Endpoint, status: u16, body: &[u8]) -> PrometheusError {
+    let name = endpoint.as_str();
+    match decode_error_body(body) {
+        Some((error_type, error)) => PrometheusError::Api {
+            endpoint: name,
+            status,
+            error_type,
+            error,
+        },
+        None => PrometheusError::Http {
+            endpoint: name,
+            status,
+            body: snippet(body),
+        },
+    }
+}
+
+/// A 2xx answer's decoded body; its warnings are logged.
+pub(super) fn interpret_decoded<T>(
+    endpoint: Endpoint,
+    status: u16,
+    decoded: Result<Decoded<T>, DecodeError>,
+) -> Result<(T, Vec<String>), PrometheusError> {
+    let name = endpoint.as_str();
+    match decoded {
         Ok(d) => {
             for w in &d.warnings {
                 tracing::warn!(endpoint = name, warning = %w, "Prometheus returned a warning");

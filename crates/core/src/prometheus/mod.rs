@@ -29,6 +29,7 @@ mod range;
 pub mod remote_read;
 mod response;
 mod series_shapes;
+mod streamed;
 mod tls;
 mod token;
 

@@ -114,8 +114,22 @@ pub struct Decoded<T> {
 
 /// Decodes an envelope whose `data` is `T`.
 pub fn decode<T: DeserializeOwned>(body: &[u8]) -> Result<Decoded<T>, DecodeError> {
-    let env: Envelope<T> =
-        serde_json::from_slice(body).map_err(|e| DecodeError::Json(e.to_string()))?;
+    serde_json::from_slice(body)
+        .map_err(|e| DecodeError::Json(e.to_string()))
+        .and_then(open_envelope)
+}
+
+/// [`decode`] from a reader, for a body decoded while it arrives. A buffered reader keeps
+/// serde_json on its fast byte-by-byte path.
+pub fn decode_reader<T: DeserializeOwned, R: std::io::BufRead>(
+    body: R,
+) -> Result<Decoded<T>, DecodeError> {
+    serde_json::from_reader(body)
+        .map_err(|e| DecodeError::Json(e.to_string()))
+        .and_then(open_envelope)
+}
+
+fn open_envelope<T>(env: Envelope<T>) -> Result<Decoded<T>, DecodeError> {
     match env.status.as_str() {
         "success" => match env.data {
             Some(data) => Ok(Decoded {

@@ -49,6 +49,26 @@ impl<'de> Deserialize<'de> for Text<'de> {
     }
 }
 
+/// A label value that must be a string and is then dropped: read from a stream, keeping it
+/// would cost an allocation per label.
+struct AnyString;
+
+impl<'de> Deserialize<'de> for AnyString {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = AnyString;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(AnyString)
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
 /// One label set, reduced to its shape as it is read.
 struct ShapeOf(SeriesShape);
 
@@ -69,10 +89,10 @@ impl<'de> Deserialize<'de> for ShapeOf {
                     label_names: Vec::new(),
                 };
                 while let Some(Text(key)) = map.next_key::<Text>()? {
-                    let Text(value) = map.next_value::<Text>()?;
                     if key == "__name__" {
-                        shape.name = value.into_owned();
+                        shape.name = map.next_value::<String>()?;
                     } else {
+                        map.next_value::<AnyString>()?;
                         shape.label_names.push(key.into_owned());
                     }
                 }

@@ -132,7 +132,8 @@ async fn query_range(
 
 /// `{__name__="truncating"}` answers like Thanos or a recent Prometheus given `limit`: at most
 /// that many series and a warning; `{__name__="ignoring"}` like a backend without `limit`
-/// support: always 10 series. Anything else: one entry describing the request.
+/// support: always 10 series; `{__name__="refused"}` a 400 with Prometheus' error. Anything else:
+/// one entry describing the request.
 async fn series(method: Method, RawQuery(q): RawQuery, body: Bytes) -> Response {
     let p = params(&method, q, &body);
     let matchers = p.iter().filter(|(k, _)| k == "match[]").count();
@@ -149,6 +150,12 @@ async fn series(method: Method, RawQuery(q): RawQuery, body: Bytes) -> Response 
             _ => serde_json::json!({"status":"success","data": many(10)}),
         },
         "{__name__=\"ignoring\"}" => serde_json::json!({"status":"success","data": many(10)}),
+        "{__name__=\"refused\"}" => {
+            return json(
+                StatusCode::BAD_REQUEST,
+                r#"{"status":"error","errorType":"bad_data","error":"refused"}"#.into(),
+            );
+        }
         _ => serde_json::json!({"status":"success","data":[
             {"method": method.as_str(), "matchers": matchers.to_string(), "start": get(&p, "start"),
              "limit": get(&p, "limit"), "partial_response": get(&p, "partial_response")}
@@ -324,6 +331,14 @@ async fn series_limits_are_sent_and_truncation_is_an_error() {
             .expect("10 series under a limit of 20");
         assert_eq!(within.len(), 10);
     }
+    let err = unlimited
+        .series_shapes(&["{__name__=\"refused\"}".to_string()], None, None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, PrometheusError::Api { status: 400, error_type, .. } if error_type == "bad_data"),
+        "an error answer keeps Prometheus' error: {err:?}"
+    );
 }
 
 #[tokio::test]
@@ -500,10 +515,25 @@ async fn oversized_response_is_refused() {
     );
     assert_eq!(err.metric_code(), "too_large");
 
+    // Series answers are decoded as they arrive; the limit holds there too.
+    let err = client
+        .series_shapes(&["{__name__=\"ignoring\"}".to_string()], None, None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, PrometheusError::ResponseTooLarge { limit: 64, .. }),
+        "{err:?}"
+    );
+
     let mut cfg = PrometheusConfig::new(&url);
     cfg.max_response_bytes = Some(1 << 20);
     let client = PrometheusClient::new(cfg).expect("client");
     client.query("fits", None).await.expect("under the limit");
+    let shapes = client
+        .series_shapes(&["{__name__=\"ignoring\"}".to_string()], None, None)
+        .await
+        .expect("under the limit");
+    assert_eq!(shapes.series, 10);
 }
 
 /// Issue 13: a server (or proxy) announcing a huge Content-Length and then closing. The
@@ -532,6 +562,14 @@ async fn an_announced_terabyte_is_not_reserved() {
     assert!(
         matches!(err, PrometheusError::Transport { .. }),
         "a truncated body is a transport error: {err:?}"
+    );
+    let err = client
+        .series_shapes(&["up".to_string()], None, None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, PrometheusError::Transport { .. }),
+        "a truncated body is a transport error when streamed too: {err:?}"
     );
 }
 
