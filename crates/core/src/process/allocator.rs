@@ -4,8 +4,9 @@
 /// and `M_TRIM_THRESHOLD`). glibc's own thresholds start at 128 KiB but rise, up to 32 MiB and
 /// 64 MiB, each time a large block is freed: after a relist or a burst of requests has freed
 /// its response bodies, the heap then keeps tens of MiB it will not use again. Fixed values
-/// keep the thresholds where they start. Measured on the adapter (docs/benchmarks.md): peak
-/// RSS under the 32-client load 65.6 → 48.0 MiB, as `GLIBC_TUNABLES` in the same bench.
+/// keep the thresholds where they start. Measured on the adapter with hack/bench/adapter.sh
+/// (2026-12-05, docs/benchmarks.md): peak RSS under the 32-client load 65.6 → 48.0 MiB with
+/// these values given as `GLIBC_TUNABLES`, 48.6 MiB once set here.
 const MMAP_THRESHOLD: i32 = 128 * 1024;
 const TRIM_THRESHOLD: i32 = 512 * 1024;
 
