@@ -12,15 +12,21 @@
 #     BENCH_SCRAPERS concurrent scrapers (curl, keep-alive) × BENCH_SCRAPES scrapes each
 #   - CPU per scrape: utime+stime (/proc/PID/stat) over each scrape phase / its scrape count
 #   - peak RSS: VmHWM (/proc/PID/status) at the end of the round
+#   - CPU per watch event: utime+stime while hack/bench/objects.py --churn writes
+#     BENCH_CHURN_RATE pod status changes per second for BENCH_CHURN_SECONDS, divided by the
+#     changes; then a scrape must show every changed pod as unschedulable
 # and the medians over rounds are printed as a table, and written into docs/benchmarks.md
-# (section "## ksm vs kube-state-metrics") unless BENCH_WRITE_DOCS=0.
+# (section "## ksm vs kube-state-metrics"; at 100,000 pods or more, issue 15's targets in its
+# "### 100,000 pods (issue 15)" block) unless BENCH_WRITE_DOCS=0.
 #
 # Environment:
 #   BENCH_SCALE=1              multiplies the default counts (0.1 for a quick run)
 #   BENCH_PODS, BENCH_DEPLOYMENTS, BENCH_REPLICASETS, BENCH_SERVICES, BENCH_CONFIGMAPS
 #   BENCH_ROUNDS=3  BENCH_SCRAPERS=4  BENCH_SCRAPES=20 (per scraper and encoding)
 #   BENCH_EXPORTERS="go ours"  which to measure
-#   BENCH_WRITE_DOCS=1 (0 when BENCH_SCALE != 1)
+#   BENCH_CHURN_RATE=100  BENCH_CHURN_SECONDS=30 (BENCH_CHURN_RATE=0: no churn phase)
+#   BENCH_SCRAPE_TIMEOUT=120  BENCH_START_TIMEOUT=600 (seconds; raise them at 100,000 pods)
+#   BENCH_WRITE_DOCS=1 (default 0 unless the counts are the defaults or pods ≥ 100,000)
 #   KSM_BIN                    our binary; unset: cargo build --release -p ferrocrane-ksm in
 #   KSM_SRC                    this checkout (default), then $CARGO_TARGET_DIR/release/ksm
 #   GO_KSM_BIN                 default $FERROCRANE_CACHE/bin/kube-state-metrics (hack/originals.sh)
@@ -47,7 +53,17 @@ ROUNDS="${BENCH_ROUNDS:-3}"
 SCRAPERS="${BENCH_SCRAPERS:-4}"
 SCRAPES="${BENCH_SCRAPES:-20}"
 EXPORTERS="${BENCH_EXPORTERS:-go ours}"
-if [[ $SCALE == 1 ]]; then WRITE_DOCS="${BENCH_WRITE_DOCS:-1}"; else WRITE_DOCS="${BENCH_WRITE_DOCS:-0}"; fi
+CHURN_RATE="${BENCH_CHURN_RATE:-100}"
+CHURN_SECONDS="${BENCH_CHURN_SECONDS:-30}"
+SCRAPE_TIMEOUT="${BENCH_SCRAPE_TIMEOUT:-120}"
+START_TIMEOUT="${BENCH_START_TIMEOUT:-600}"
+# At 100,000 pods the table gets issue 15's targets and a block of its own.
+if ((PODS >= 100000)); then TARGETS=at-scale; else TARGETS=base; fi
+if [[ $TARGETS == at-scale || ($SCALE == 1 && -z ${BENCH_PODS:-}) ]]; then
+    WRITE_DOCS="${BENCH_WRITE_DOCS:-1}"
+else
+    WRITE_DOCS="${BENCH_WRITE_DOCS:-0}"
+fi
 RESOURCES="pods,deployments,replicasets,services,configmaps"
 HZ="$(getconf CLK_TCK)"
 
@@ -140,7 +156,7 @@ scrape_phase() { # port out_prefix [curl header args...]
     # One -o per URL: curl applies each -o to one transfer; all reuse one keep-alive connection.
     for ((i = 0; i < SCRAPES; i++)); do urls+=(-o /dev/null "http://127.0.0.1:$port/metrics"); done
     for ((s = 0; s < SCRAPERS; s++)); do
-        curl -s --max-time 120 "$@" \
+        curl -s --max-time "$SCRAPE_TIMEOUT" "$@" \
             -w '%{http_code} %{time_total} %{size_download} %header{content-encoding}\n' \
             "${urls[@]}" >"$prefix.$s" &
         pids+=($!)
@@ -175,15 +191,15 @@ run_one() { # exporter round
     EXPORTER_PID=$!
     pid=$EXPORTER_PID
     # Start → first complete scrape: a scrape that holds every pod.
-    local deadline=$((SECONDS + 600))
+    local deadline=$((SECONDS + START_TIMEOUT))
     while :; do
         kill -0 "$pid" 2>/dev/null || { tail -20 "$DIR/logs/exporter-$e-$r.log" >&2; die "$e exited during start-up"; }
-        if curl -s --max-time 120 -o "$out.scrape" "http://127.0.0.1:$port/metrics" && complete "$out.scrape"; then
+        if curl -s --max-time "$SCRAPE_TIMEOUT" -o "$out.scrape" "http://127.0.0.1:$port/metrics" && complete "$out.scrape"; then
             break
         fi
         if ((SECONDS >= deadline)); then
             kill -KILL "$pid" 2>/dev/null || true
-            die "$e: no complete scrape within 600s"
+            die "$e: no complete scrape within ${START_TIMEOUT}s"
         fi
         sleep 0.2
     done
@@ -202,6 +218,25 @@ run_one() { # exporter round
     cpu2=$(cpu_ticks "$pid")
     local hwm
     hwm=$(status_kib "$pid" VmHWM)
+    local churn="" cpu3 cpu4
+    if [[ $CHURN_RATE != 0 ]]; then
+        cpu3=$(cpu_ticks "$pid")
+        churn=$(python3 "$BENCH/objects.py" --pods "$N_PODS" --churn "$CHURN_RATE" --churn-seconds "$CHURN_SECONDS")
+        # The last events may still be in flight to the exporter.
+        sleep "${BENCH_CHURN_SETTLE:-3}"
+        cpu4=$(cpu_ticks "$pid")
+        local patches want seen=0 until=$((SECONDS + 120))
+        read -r patches want < <(python3 -c 'import json, sys; c = json.loads(sys.argv[1]); print(c["patches"], c["unschedulable"])' "$churn")
+        # Every pod the last pass left unschedulable must show so.
+        while ((SECONDS < until)); do
+            seen=$(curl -s --max-time "$SCRAPE_TIMEOUT" "http://127.0.0.1:$port/metrics" \
+                | grep -c '^kube_pod_status_scheduled{.*condition="false".*} 1$' || true)
+            ((seen >= want)) && break
+            sleep 1
+        done
+        ((seen == want)) || log "warning: $e shows $seen unschedulable pods, $want expected after $patches status changes"
+        churn="$patches $want $seen $((cpu4 - cpu3)) $(status_kib "$pid" VmHWM)"
+    fi
     plain=$(python3 "$BENCH/report.py" scrapes "$out".plain.*)
     gzip=$(python3 "$BENCH/report.py" scrapes "$out".gzip.*)
     kill -TERM "$pid" 2>/dev/null || true
@@ -212,9 +247,9 @@ run_one() { # exporter round
     # Keep round 1's first complete scrape to compare the exporters' output.
     if ((r == 1)); then mv "$out.scrape" "$RESULTS/first-complete-scrape-$e.prom"; else rm -f "$out.scrape"; fi
     python3 - "$out.txt" "$e" "$r" "$t0" "$t1" "$rss_synced" "$hwm_synced" "$hwm_plain" "$hwm" "$cpu0" "$cpu1" "$cpu2" "$HZ" \
-        "$((SCRAPERS * SCRAPES))" "$lines" "$plain" "$gzip" <<'EOF'
+        "$((SCRAPERS * SCRAPES))" "$lines" "$plain" "$gzip" "$churn" <<'EOF'
 import sys
-(path, e, r, t0, t1, rss, hwm_synced, hwm_plain, hwm, c0, c1, c2, hz, n, lines, plain, gzip) = sys.argv[1:]
+(path, e, r, t0, t1, rss, hwm_synced, hwm_plain, hwm, c0, c1, c2, hz, n, lines, plain, gzip, churn) = sys.argv[1:]
 hz, n = float(hz), int(n)
 p, g = plain.split(), gzip.split()
 kv = {
@@ -227,6 +262,12 @@ kv = {
     "plain_n": p[0], "plain_bad": p[1], "plain_p50_ms": p[2], "plain_p99_ms": p[3], "plain_bytes": p[4], "plain_enc": p[5],
     "gzip_n": g[0], "gzip_bad": g[1], "gzip_p50_ms": g[2], "gzip_p99_ms": g[3], "gzip_bytes": g[4], "gzip_enc": g[5],
 }
+if churn:
+    patches, want, seen, ticks, hwm_churn = (int(x) for x in churn.split())
+    kv.update(churn_patches=patches, churn_unschedulable=want, churn_seen=seen, churn_cpu_us="%.1f" % (ticks / hz / patches * 1e6),
+              vmhwm_after_churn_mib="%.1f" % (hwm_churn / 1024))
+    # The churn phase comes after the scrapes: the round's peak includes it.
+    kv["vmhwm_mib"] = "%.1f" % (max(int(hwm), hwm_churn) / 1024)
 with open(path, "w") as f:
     for k, v in kv.items():
         f.write("%s=%s\n" % (k, v))
@@ -265,12 +306,15 @@ NOTES="$DIR/notes.md"
         [[ $e == go || $e == ours ]] || exporters+="$e: \`$(bin_of "$e")\`; "
     done
     echo "- Exporters: ${exporters}each started fresh per round with \`--kubeconfig --host=127.0.0.1 --port --telemetry-host=127.0.0.1 --telemetry-port --resources=$RESOURCES --enable-gzip-encoding\`."
+    if [[ $CHURN_RATE != 0 ]]; then
+        echo "- Churn: after the scrapes, hack/bench/objects.py --churn writes $CHURN_RATE pod status changes per second for ${CHURN_SECONDS}s (PodScheduled flipped False, True, False... per pass over the pods, through the status subresource, 8 keep-alive clients); CPU per watch event is the exporter's utime+stime from the first change until ${BENCH_CHURN_SETTLE:-3}s after the last, divided by the changes written; a scrape must then show every pod the changes left unschedulable with kube_pod_status_scheduled{condition=\"false\"} 1."
+    fi
     echo "- Scraping: $SCRAPERS concurrent curl scrapers on keep-alive connections × $SCRAPES scrapes each, plain then \`Accept-Encoding: gzip\` (body left compressed); latency is curl's time_total; CPU per scrape is the exporter's utime+stime over the phase divided by its $((SCRAPERS * SCRAPES)) scrapes; peak RSS is VmHWM at the end of the round (start-up included)."
 } >"$NOTES"
 echo
 docs_args=()
 if [[ $WRITE_DOCS == 1 ]]; then docs_args=(--docs "$FERROCRANE_ROOT/docs/benchmarks.md" --notes "$NOTES"); fi
-python3 "$BENCH/report.py" table "$RESULTS" "${docs_args[@]}"
+python3 "$BENCH/report.py" table "$RESULTS" --targets "$TARGETS" "${docs_args[@]}"
 echo
 cat "$NOTES"
 [[ $WRITE_DOCS == 1 ]] && log "wrote the table into docs/benchmarks.md"

@@ -3,6 +3,7 @@
 
     objects.py --pods N --deployments N --replicasets N --services N --configmaps N [--namespaces N]
                [--nodes N] [--running]
+    objects.py --pods N --churn RATE --churn-seconds S [--namespaces N]
 
 Python 3 standard library only: one keep-alive TLS connection per worker thread, POSTing
 objects that look like a real cluster's (labels, annotations, two containers with resources,
@@ -21,6 +22,12 @@ The pod count stays exact: no object is owned by a controller that would make or
   - Services: the local service CIDR is a /24, so only the first 100 get a cluster IP; the rest
     are headless.
 Re-running is harmless: objects that already exist (409) count as created.
+
+For hack/bench/ksm.sh: --churn RATE --churn-seconds S creates nothing; it writes pod status
+changes (PodScheduled flipping between False and True, through the status subresource, as the
+scheduler and kubelet would) to the --pods N pods made before, RATE per second for S seconds,
+and prints what it did as JSON: {"patches": ..., "failed": ..., "seconds": ...,
+"unschedulable": pods left with PodScheduled False}.
 
 For hack/bench/adapter.sh: --nodes N creates Node objects (bench-node-NN; no kubelet runs them),
 and --running writes every pod's status as Running with its containers running, through the
@@ -218,6 +225,65 @@ def running_status(pod_obj, now):
     }}
 
 
+def scheduled_status(scheduled, now, run):
+    """A PodScheduled condition flip (a merge patch body): what kube-state-metrics shows as
+    kube_pod_status_scheduled and kube_pod_status_unschedulable. `run` makes every churn run's
+    patches real changes (an identical patch is no write and no watch event)."""
+    condition = {"type": "PodScheduled", "status": "True" if scheduled else "False", "lastTransitionTime": now,
+                 "message": "benchmark churn %s" % run}
+    if not scheduled:
+        condition["reason"] = "Unschedulable"
+    return {"status": {"conditions": [condition]}}
+
+
+def churn(args, host, port, ctx):
+    """Status patches to existing pods at a fixed rate; each pass over the pods flips them the other way."""
+    due = queue.Queue(maxsize=args.workers * 4)
+    counts = {"patches": 0, "failed": 0}
+    run = "%.6f" % time.time()
+    lock = threading.Lock()
+
+    def worker():
+        client = Client(host, port, ctx)
+        while True:
+            item = due.get()
+            if item is None:
+                return
+            k, at = item
+            delay = at - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            i = k % args.pods
+            ns, path, obj = pod(i, args.namespaces)
+            now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            try:
+                status, _ = client.request("PATCH", "%s/%s/status" % (path % ns, obj["metadata"]["name"]),
+                                           scheduled_status((k // args.pods) % 2 == 1, now, run),
+                                           content_type="application/merge-patch+json")
+            except RuntimeError:
+                status = 0
+            with lock:
+                counts["patches" if status == 200 else "failed"] += 1
+
+    threads = [threading.Thread(target=worker) for _ in range(args.workers)]
+    for t in threads:
+        t.start()
+    start = time.monotonic()
+    total = int(args.churn * args.churn_seconds)
+    for k in range(total):
+        due.put((k, start + k / args.churn))
+    for _ in threads:
+        due.put(None)
+    for t in threads:
+        t.join()
+    counts["seconds"] = round(time.monotonic() - start, 3)
+    # Pod i was last patched in pass (total - 1 - i) // pods; even passes set PodScheduled False.
+    counts["unschedulable"] = sum(1 for i in range(min(total, args.pods)) if (total - 1 - i) // args.pods % 2 == 0)
+    print(json.dumps(counts))
+    if counts["failed"]:
+        sys.exit("%d of %d status patches failed" % (counts["failed"], total))
+
+
 class Client:
     def __init__(self, host, port, ctx):
         self.host, self.port, self.ctx = host, port, ctx
@@ -251,8 +317,15 @@ def main():
     ap.add_argument("--workers", type=int, default=8)
     ap.add_argument("--nodes", type=int, default=0)
     ap.add_argument("--running", action="store_true", help="write every created pod's status as Running")
+    ap.add_argument("--churn", type=float, default=0, help="status patches per second to the --pods pods")
+    ap.add_argument("--churn-seconds", type=float, default=60)
     args = ap.parse_args()
     host, port, ctx = kubeconfig()
+    if args.churn > 0:
+        if args.pods <= 0:
+            sys.exit("--churn needs --pods: how many pods objects.py made before")
+        churn(args, host, port, ctx)
+        return
     main_client = Client(host, port, ctx)
 
     start = time.monotonic()
