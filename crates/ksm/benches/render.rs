@@ -8,6 +8,9 @@
 //!   `BenchmarkKubeStateMetrics`, scrape side only (rendering happens on change).
 //! - `populate/1000x3`: rendering those 3000 objects into fresh stores, i.e. the cost
 //!   of an initial list.
+//! - `scrape/100000-pods`: a streamed scrape (`write_chunked`, 256 KiB pieces, as
+//!   `/metrics` does) of one store of 100,000 pods: a document far larger than the CPU
+//!   caches, so what it measures is memory traffic, not the copy loop.
 //!
 //! Run: `cargo bench -p ferrocrane-ksm --bench render -- --warm-up-time 1 --measurement-time 5`
 
@@ -237,5 +240,35 @@ fn scrape(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, render_pod, scrape);
+fn scrape_at_scale(c: &mut Criterion) {
+    const PODS: usize = 100_000;
+    let families = pod::families();
+    let pods: Vec<Pod> = (0..PODS).map(pod_object).collect();
+    let store = store_of(&families, &pods, |o| {
+        o.metadata.uid.clone().unwrap_or_default()
+    });
+    drop(pods);
+    let mut whole = Vec::new();
+    store.write_all(&mut whole, Format::Text004);
+    let mut group = c.benchmark_group("scrape");
+    group.sample_size(10);
+    group.throughput(Throughput::Bytes(whole.len() as u64));
+    drop(whole);
+    let chunk = 256 * 1024;
+    group.bench_function("100000-pods", |b| {
+        let mut buf = Vec::with_capacity(chunk + chunk / 4);
+        b.iter(|| {
+            let mut pieces = 0usize;
+            store.write_chunked(&mut buf, Format::Text004, chunk, &mut |b| {
+                pieces += 1;
+                b.clear();
+                true
+            });
+            black_box(pieces)
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, render_pod, scrape, scrape_at_scale);
 criterion_main!(benches);

@@ -26,45 +26,104 @@ struct Header {
     openmetrics: Box<[u8]>,
 }
 
-/// One object's rendered lines for every enabled family, in family order, in one buffer:
-/// family `i` is `bytes[ends[i - 1]..ends[i]]`. One allocation per object rather than one per
-/// family: a 10,000-pod store holds ~500,000 family entries, and a box each cost ~15 MB in
-/// pointers and allocator overhead alone.
-#[derive(Debug)]
+/// One object's rendered lines for every enabled family, in family order, in one
+/// reference-counted allocation: the end offset of each family's lines (`u32`, native
+/// endian), then the lines. Family `i` is `lines[end(i - 1)..end(i)]`.
+///
+/// One allocation per object, with the offsets beside the counts and the lines, because a
+/// scrape visits every object once per family: with 100,000 pods that is millions of visits
+/// to memory far larger than the CPU caches, and each separate allocation on the way (the
+/// `Arc`, an offsets array, a bytes array) was one more cache miss per visit.
+#[derive(Debug, Clone)]
 pub struct Rendered {
-    bytes: Box<[u8]>,
-    ends: Box<[u32]>,
+    block: Arc<[u8]>,
 }
+
+const OFFSET: usize = std::mem::size_of::<u32>();
 
 impl Rendered {
     fn from_lines(lines: Vec<Vec<u8>>) -> Self {
-        let mut bytes = Vec::with_capacity(lines.iter().map(Vec::len).sum());
-        let mut ends = Vec::with_capacity(lines.len());
+        let header = lines.len() * OFFSET;
+        let mut block = Vec::with_capacity(header + lines.iter().map(Vec::len).sum::<usize>());
+        let mut end = 0usize;
         for family in &lines {
-            bytes.extend_from_slice(family);
+            end += family.len();
             // An object's lines stay far below 4 GiB (the API server caps objects at ~1.5 MiB);
             // saturating keeps a lie out of the offsets, and `family` then returns None.
-            ends.push(u32::try_from(bytes.len()).unwrap_or(u32::MAX));
+            block.extend_from_slice(&u32::try_from(end).unwrap_or(u32::MAX).to_ne_bytes());
+        }
+        for family in &lines {
+            block.extend_from_slice(family);
         }
         Self {
-            bytes: bytes.into_boxed_slice(),
-            ends: ends.into_boxed_slice(),
+            block: Arc::from(block),
         }
     }
 
-    /// The lines of the `i`th enabled family (empty when it has no sample for this object).
-    fn family(&self, i: usize) -> Option<&[u8]> {
+    /// The end offset of the `i`th family's lines within the lines part.
+    fn end(&self, families: usize, i: usize) -> Option<usize> {
+        if i >= families {
+            return None;
+        }
+        let at = i * OFFSET;
+        let raw: [u8; OFFSET] = self.block.get(at..at + OFFSET)?.try_into().ok()?;
+        Some(u32::from_ne_bytes(raw) as usize)
+    }
+
+    /// The lines of the `i`th of `families` enabled families (empty when it has no sample
+    /// for this object).
+    fn family(&self, families: usize, i: usize) -> Option<&[u8]> {
         let start = match i {
             0 => 0,
-            _ => *self.ends.get(i - 1)? as usize,
+            _ => self.end(families, i - 1)?,
         };
-        let end = *self.ends.get(i)? as usize;
-        self.bytes.get(start..end)
+        let end = self.end(families, i)?;
+        let lines = families * OFFSET;
+        self.block.get(lines + start..lines + end)
+    }
+
+    /// Bytes of metric lines (the offsets left out).
+    fn lines_len(&self, families: usize) -> usize {
+        self.block.len().saturating_sub(families * OFFSET)
+    }
+
+    /// Asks the CPU to start loading the memory [`Self::family`] will read for family `i`
+    /// (and, when `i` is 0 or the offsets are not loaded yet, the offsets), so the copy
+    /// that comes a few objects later does not wait on it.
+    fn prefetch(&self, families: usize, i: usize) {
+        prefetch(self.block.as_ptr().wrapping_add(i * OFFSET));
+        let start = i.checked_sub(1).map_or(Some(0), |p| self.end(families, p));
+        if let (Some(start), Some(end)) = (start, self.end(families, i)) {
+            let lines = self.block.as_ptr().wrapping_add(families * OFFSET);
+            for at in (start..end.min(start + 512)).step_by(64) {
+                prefetch(lines.wrapping_add(at));
+            }
+        }
     }
 }
 
+/// A hint, never a read: the address need not be valid.
+#[inline(always)]
+fn prefetch(at: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: SSE is part of the x86_64 baseline, and a prefetch never faults nor
+        // reads into the program, whatever the address.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(at.cast());
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
+}
+
 /// Shared, so a scrape in progress keeps the version it listed while the watch replaces it.
-pub type RenderedObject = Arc<Rendered>;
+pub type RenderedObject = Rendered;
+
+/// How many objects ahead of the copy a scrape asks for memory: the offsets of the object
+/// `2 × AHEAD` on, the lines of the object `AHEAD` on (whose offsets were asked for
+/// earlier). About one DRAM latency's worth of copying small slices.
+const AHEAD: usize = 8;
 
 #[derive(Debug)]
 pub struct MetricsStore {
@@ -94,7 +153,7 @@ impl MetricsStore {
     /// Adds or replaces an object's lines. `lines` must hold one entry per enabled family.
     pub fn upsert(&self, uid: &str, lines: Vec<Vec<u8>>) {
         debug_assert_eq!(lines.len(), self.headers.len());
-        let rendered: RenderedObject = Arc::new(Rendered::from_lines(lines));
+        let rendered = Rendered::from_lines(lines);
         let mut objects = self.objects.write().unwrap_or_else(|e| e.into_inner());
         match objects.get_mut(uid) {
             Some(slot) => *slot = rendered,
@@ -154,13 +213,20 @@ impl MetricsStore {
         if objects.is_empty() {
             return true;
         }
+        let families = self.headers.len();
         for (i, header) in self.headers.iter().enumerate() {
             buf.extend_from_slice(match format {
                 Format::Text004 => &header.text,
                 Format::OpenMetrics => &header.openmetrics,
             });
-            for lines in &objects {
-                if let Some(bytes) = lines.family(i) {
+            for (k, lines) in objects.iter().enumerate() {
+                if let Some(far) = objects.get(k + 2 * AHEAD) {
+                    prefetch(far.block.as_ptr().wrapping_add(i * OFFSET));
+                }
+                if let Some(near) = objects.get(k + AHEAD) {
+                    near.prefetch(families, i);
+                }
+                if let Some(bytes) = lines.family(families, i) {
                     buf.extend_from_slice(bytes);
                     if buf.len() >= chunk && !emit(buf) {
                         return false;
@@ -174,7 +240,11 @@ impl MetricsStore {
     /// A cheap estimate of the bytes a scrape of this store writes, to size buffers.
     pub fn size_hint(&self) -> usize {
         let objects = self.objects.read().unwrap_or_else(|e| e.into_inner());
-        let per_object = objects.values().next().map(|o| o.bytes.len()).unwrap_or(0);
+        let per_object = objects
+            .values()
+            .next()
+            .map(|o| o.lines_len(self.headers.len()))
+            .unwrap_or(0);
         per_object * objects.len() + self.headers.len() * 128
     }
 }
@@ -286,12 +356,16 @@ mod tests {
     #[test]
     fn rendered_keeps_each_family_apart() {
         let r = Rendered::from_lines(vec![b"a 1\n".to_vec(), Vec::new(), b"c 3\nc 4\n".to_vec()]);
-        assert_eq!(r.family(0), Some(&b"a 1\n"[..]));
-        assert_eq!(r.family(1), Some(&b""[..]));
-        assert_eq!(r.family(2), Some(&b"c 3\nc 4\n"[..]));
-        assert_eq!(r.family(3), None);
+        assert_eq!(r.family(3, 0), Some(&b"a 1\n"[..]));
+        assert_eq!(r.family(3, 1), Some(&b""[..]));
+        assert_eq!(r.family(3, 2), Some(&b"c 3\nc 4\n"[..]));
+        assert_eq!(r.family(3, 3), None);
+        assert_eq!(r.lines_len(3), 12);
+        // Prefetching is a hint: past the end or on an empty object it reads nothing.
+        r.prefetch(3, 7);
         let none = Rendered::from_lines(Vec::new());
-        assert_eq!(none.family(0), None);
+        assert_eq!(none.family(0, 0), None);
+        none.prefetch(0, 0);
     }
 
     #[test]
