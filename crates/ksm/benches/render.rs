@@ -11,6 +11,10 @@
 //! - `scrape/100000-pods`: a streamed scrape (`write_chunked`, 256 KiB pieces, as
 //!   `/metrics` does) of one store of 100,000 pods: a document far larger than the CPU
 //!   caches, so what it measures is memory traffic, not the copy loop.
+//! - `watch-event/pod-into-200` and `watch-event/pod-into-100000`: one MODIFIED event's
+//!   bytes decoded as the watcher does, rendered and upserted into a store already holding
+//!   200 or 100,000 pods (a different pod each time): what a watch event costs, and whether
+//!   that grows with the store.
 //!
 //! Run: `cargo bench -p ferrocrane-ksm --bench render -- --warm-up-time 1 --measurement-time 5`
 
@@ -27,7 +31,9 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ferrocrane_core::exposition::Format;
 use ferrocrane_ksm::families::{FamilyContext, ResourceFamilies, configmap, pod, service};
 use ferrocrane_ksm::store::MetricsStore;
+use ferrocrane_ksm::watch::Decoded;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Service};
+use kube::api::WatchEvent;
 use serde_json::json;
 
 const N: usize = 1000;
@@ -270,5 +276,47 @@ fn scrape_at_scale(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, render_pod, scrape, scrape_at_scale);
+fn watch_event(c: &mut Criterion) {
+    let families = pod::families();
+    let enabled = default_enabled(&families);
+    let ctx = FamilyContext::default();
+    let mut group = c.benchmark_group("watch-event");
+    for pods in [200usize, 100_000] {
+        let objects: Vec<Pod> = (0..pods).map(pod_object).collect();
+        let store = store_of(&families, &objects, |o| {
+            o.metadata.uid.clone().unwrap_or_default()
+        });
+        let events: Vec<Vec<u8>> = objects
+            .iter()
+            // `type` first, as the API server writes it: `json!` would sort it after
+            // `object`, and then serde buffers the object and `Decoded` cannot borrow it.
+            .map(|p| {
+                format!(
+                    r#"{{"type":"MODIFIED","object":{}}}"#,
+                    serde_json::to_string(p).unwrap()
+                )
+                .into_bytes()
+            })
+            .collect();
+        drop(objects);
+        let mut next = 0usize;
+        group.bench_function(format!("pod-into-{pods}"), |b| {
+            b.iter(|| {
+                // A stride through the pods, so consecutive events touch unrelated memory,
+                // as a status churn over many pods does.
+                next = (next + 7919) % pods;
+                let event: WatchEvent<Decoded<Pod>> =
+                    serde_json::from_slice(&events[next]).unwrap();
+                let WatchEvent::Modified(Decoded::Object(pod)) = event else {
+                    panic!("not a decodable MODIFIED event");
+                };
+                let uid = pod.metadata.uid.clone().unwrap_or_default();
+                store.upsert(&uid, families.render(&pod, &ctx, &enabled));
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, render_pod, scrape, scrape_at_scale, watch_event);
 criterion_main!(benches);
