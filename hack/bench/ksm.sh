@@ -218,8 +218,13 @@ run_one() { # exporter round
     cpu2=$(cpu_ticks "$pid")
     local hwm
     hwm=$(status_kib "$pid" VmHWM)
-    local churn="" cpu3 cpu4
+    local churn="" cpu3 cpu4 idle0 idle1
     if [[ $CHURN_RATE != 0 ]]; then
+        # What the exporter burns with nothing happening, over as long as the churn lasts:
+        # the part of CPU per watch event that is not the events.
+        idle0=$(cpu_ticks "$pid")
+        sleep "$CHURN_SECONDS"
+        idle1=$(cpu_ticks "$pid")
         cpu3=$(cpu_ticks "$pid")
         churn=$(python3 "$BENCH/objects.py" --pods "$N_PODS" --churn "$CHURN_RATE" --churn-seconds "$CHURN_SECONDS")
         # The last events may still be in flight to the exporter.
@@ -235,7 +240,7 @@ run_one() { # exporter round
             sleep 1
         done
         ((seen == want)) || log "warning: $e shows $seen unschedulable pods, $want expected after $patches status changes"
-        churn="$patches $want $seen $((cpu4 - cpu3)) $(status_kib "$pid" VmHWM)"
+        churn="$patches $want $seen $((cpu4 - cpu3)) $(status_kib "$pid" VmHWM) $((idle1 - idle0)) $CHURN_SECONDS"
     fi
     plain=$(python3 "$BENCH/report.py" scrapes "$out".plain.*)
     gzip=$(python3 "$BENCH/report.py" scrapes "$out".gzip.*)
@@ -263,8 +268,9 @@ kv = {
     "gzip_n": g[0], "gzip_bad": g[1], "gzip_p50_ms": g[2], "gzip_p99_ms": g[3], "gzip_bytes": g[4], "gzip_enc": g[5],
 }
 if churn:
-    patches, want, seen, ticks, hwm_churn = (int(x) for x in churn.split())
+    patches, want, seen, ticks, hwm_churn, idle_ticks, idle_seconds = (int(x) for x in churn.split())
     kv.update(churn_patches=patches, churn_unschedulable=want, churn_seen=seen, churn_cpu_us="%.1f" % (ticks / hz / patches * 1e6),
+              idle_cpu_ms_per_s="%.2f" % (idle_ticks / hz / idle_seconds * 1000),
               vmhwm_after_churn_mib="%.1f" % (hwm_churn / 1024))
     # The churn phase comes after the scrapes: the round's peak includes it.
     kv["vmhwm_mib"] = "%.1f" % (max(int(hwm), hwm_churn) / 1024)
@@ -307,7 +313,7 @@ NOTES="$DIR/notes.md"
     done
     echo "- Exporters: ${exporters}each started fresh per round with \`--kubeconfig --host=127.0.0.1 --port --telemetry-host=127.0.0.1 --telemetry-port --resources=$RESOURCES --enable-gzip-encoding\`."
     if [[ $CHURN_RATE != 0 ]]; then
-        echo "- Churn: after the scrapes, hack/bench/objects.py --churn writes $CHURN_RATE pod status changes per second for ${CHURN_SECONDS}s (PodScheduled flipped False, True, False... per pass over the pods, through the status subresource, 8 keep-alive clients); CPU per watch event is the exporter's utime+stime from the first change until ${BENCH_CHURN_SETTLE:-3}s after the last, divided by the changes written; a scrape must then show every pod the changes left unschedulable with kube_pod_status_scheduled{condition=\"false\"} 1."
+        echo "- Churn: after the scrapes, hack/bench/objects.py --churn writes $CHURN_RATE pod status changes per second for ${CHURN_SECONDS}s (PodScheduled flipped False, True, False... per pass over the pods, through the status subresource, 8 keep-alive clients); CPU per watch event is the exporter's utime+stime from the first change until ${BENCH_CHURN_SETTLE:-3}s after the last, divided by the changes written (idle CPU, ms per second, is measured just before over as long as the churn lasts, with nothing changing); a scrape must then show every pod the changes left unschedulable with kube_pod_status_scheduled{condition=\"false\"} 1."
     fi
     echo "- Scraping: $SCRAPERS concurrent curl scrapers on keep-alive connections × $SCRAPES scrapes each, plain then \`Accept-Encoding: gzip\` (body left compressed); latency is curl's time_total; CPU per scrape is the exporter's utime+stime over the phase divided by its $((SCRAPERS * SCRAPES)) scrapes; peak RSS is VmHWM at the end of the round (start-up included)."
 } >"$NOTES"

@@ -87,6 +87,7 @@ ROWS = [
     ("churn_unschedulable", "pods the changes left unschedulable", "%.0f", {}),
     ("churn_seen", "of which the exporter shows after it (kube_pod_status_scheduled false)", "%.0f", {}),
     ("churn_cpu_us", "CPU per watch event (churn phase), µs", "%.0f", {}),
+    ("idle_cpu_ms_per_s", "CPU while idle (just before the churn), ms per s", "%.2f", {}),
     ("vmhwm_after_churn_mib", "peak RSS at the end of the churn phase, MiB", "%.1f", {}),
 ]
 
