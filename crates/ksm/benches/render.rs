@@ -11,6 +11,10 @@
 //! - `scrape/100000-pods`: a streamed scrape (`write_chunked`, 256 KiB pieces, as
 //!   `/metrics` does) of one store of 100,000 pods: a document far larger than the CPU
 //!   caches, so what it measures is memory traffic, not the copy loop.
+//! - `scrape/100000-pods-served-x4`: four clients at once, each on its own connection,
+//!   reading the whole `/metrics` document of that store over loopback HTTP from the real
+//!   router and server: the bench's 4-scraper scrape with the network stack, the response
+//!   pieces and hyper included (time per round of four scrapes).
 //! - `watch-event/pod-into-200` and `watch-event/pod-into-100000`: one MODIFIED event's
 //!   bytes decoded as the watcher does, rendered and upserted into a store already holding
 //!   200 or 100,000 pods (a different pod each time): what a watch event costs, and whether
@@ -246,20 +250,24 @@ fn scrape(c: &mut Criterion) {
     group.finish();
 }
 
-fn scrape_at_scale(c: &mut Criterion) {
-    const PODS: usize = 100_000;
+/// A store of 100,000 pods and the size of its text document.
+fn store_of_100000_pods() -> (MetricsStore, usize) {
     let families = pod::families();
-    let pods: Vec<Pod> = (0..PODS).map(pod_object).collect();
+    let pods: Vec<Pod> = (0..100_000).map(pod_object).collect();
     let store = store_of(&families, &pods, |o| {
         o.metadata.uid.clone().unwrap_or_default()
     });
     drop(pods);
     let mut whole = Vec::new();
     store.write_all(&mut whole, Format::Text004);
+    (store, whole.len())
+}
+
+fn scrape_at_scale(c: &mut Criterion) {
+    let (store, document) = store_of_100000_pods();
     let mut group = c.benchmark_group("scrape");
     group.sample_size(10);
-    group.throughput(Throughput::Bytes(whole.len() as u64));
-    drop(whole);
+    group.throughput(Throughput::Bytes(document as u64));
     let chunk = 256 * 1024;
     group.bench_function("100000-pods", |b| {
         let mut buf = Vec::with_capacity(chunk + chunk / 4);
@@ -318,5 +326,73 @@ fn watch_event(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, render_pod, scrape, scrape_at_scale, watch_event);
+/// Reads one whole `/metrics` response from `addr` (the server closes the connection after
+/// it); returns the bytes received.
+fn fetch_metrics(addr: std::net::SocketAddr) -> usize {
+    use std::io::{Read, Write};
+    let mut conn = std::net::TcpStream::connect(addr).unwrap();
+    conn.write_all(b"GET /metrics HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut total = 0;
+    loop {
+        match conn.read(&mut buf).unwrap() {
+            0 => return total,
+            n => total += n,
+        }
+    }
+}
+
+fn scrape_served(c: &mut Criterion) {
+    use ferrocrane_ksm::http::{MetricsState, router};
+    use ferrocrane_ksm::store::Serving;
+    use std::sync::{Arc, RwLock};
+    const SCRAPERS: usize = 4;
+    let (store, document) = store_of_100000_pods();
+    let state = MetricsState {
+        serving: Arc::new(RwLock::new(Arc::new(Serving {
+            stores: vec![Arc::new(store)],
+            custom: None,
+            gzip: true,
+        }))),
+        telemetry: ferrocrane_ksm::telemetry::Telemetry::new().unwrap(),
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    runtime.spawn(ferrocrane_core::server::serve(
+        listener,
+        None,
+        router(state),
+        std::future::pending(),
+    ));
+    let mut group = c.benchmark_group("scrape");
+    group.sample_size(10);
+    group.throughput(Throughput::Bytes((SCRAPERS * document) as u64));
+    group.bench_function("100000-pods-served-x4", |b| {
+        b.iter(|| {
+            std::thread::scope(|s| {
+                let clients: Vec<_> = (0..SCRAPERS)
+                    .map(|_| s.spawn(|| fetch_metrics(addr)))
+                    .collect();
+                for client in clients {
+                    // Headers and chunk framing on top of the document.
+                    assert!(client.join().unwrap() > document);
+                }
+            })
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    render_pod,
+    scrape,
+    scrape_at_scale,
+    scrape_served,
+    watch_event
+);
 criterion_main!(benches);

@@ -18,6 +18,7 @@ use axum::routing::get;
 use ferrocrane_core::exposition::{Format, negotiate};
 use serde::Deserialize;
 
+use crate::pieces::PiecePool;
 use crate::store::{MetricsStore, SharedServing, scrape_stores};
 use crate::telemetry::Telemetry;
 
@@ -68,6 +69,10 @@ fn split_list(s: &Option<String>) -> Option<HashSet<&str>> {
 /// of the whole document.
 const CHUNK: usize = 256 * 1024;
 
+/// Buffers for plain pieces: a piece is filled up to [`CHUNK`] plus the object's lines that
+/// crossed it. A few per scraper in flight (the channel's, the one filling, hyper's).
+static PIECES: PiecePool = PiecePool::new(CHUNK + CHUNK / 4, 16);
+
 /// The stores a query selects, in order.
 fn selected<'a>(
     stores: &'a [Arc<MetricsStore>],
@@ -113,11 +118,11 @@ impl Sink {
                     return false;
                 }
                 buf.clear();
-                std::mem::take(enc.get_mut())
+                Bytes::from(std::mem::take(enc.get_mut()))
             }
-            None => std::mem::replace(buf, Vec::with_capacity(CHUNK + CHUNK / 4)),
+            None => PIECES.bytes(std::mem::replace(buf, PIECES.take())),
         };
-        piece.is_empty() || self.tx.blocking_send(Ok(Bytes::from(piece))).is_ok()
+        piece.is_empty() || self.tx.blocking_send(Ok(piece)).is_ok()
     }
 
     fn finish(mut self, buf: &mut Vec<u8>) {
@@ -152,7 +157,7 @@ fn stream(
             }),
             tx,
         };
-        let mut buf = Vec::with_capacity(CHUNK + CHUNK / 4);
+        let mut buf = PIECES.take();
         let mut complete = true;
         for store in selected(&stores, &query) {
             if !store.write_chunked(&mut buf, format, CHUNK, &mut |b| sink.emit(b)) {

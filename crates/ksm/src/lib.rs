@@ -18,6 +18,7 @@ pub mod field_selector;
 pub mod filters;
 pub mod http;
 pub mod options;
+pub mod pieces;
 pub mod registry;
 pub mod runtime;
 pub mod server_sharding;
