@@ -25,6 +25,9 @@
 #
 # FERROCRANE_APISERVER_ARGS adds flags to kube-apiserver (whitespace-separated), e.g. the
 # fault tests' --watch-cache=false, so a watch resumed after an etcd compaction gets 410 Gone.
+# FERROCRANE_KCM_ARGS does the same for kube-controller-manager, e.g. the benchmarks' higher
+# --kube-api-qps, so the status and endpoint writes for tens of thousands of new objects end
+# in seconds rather than the default 20 writes per second per controller.
 #
 # It also builds and starts the suite's services against it (FERROCRANE_LOCAL_SERVICES, default
 # "ksm adapter craned"; set it empty for a bare cluster, as tests do): ksm and craned scraped by
@@ -196,6 +199,7 @@ start kube-apiserver "$FERROCRANE_BIN/kube-apiserver" \
 wait_for kube-apiserver 90 "$KUBECTL" get --raw /readyz
 
 log "starting kube-controller-manager"
+read -r -a KCM_EXTRA_ARGS <<<"${FERROCRANE_KCM_ARGS:-}"
 # The node lifecycle controller runs, as in a real cluster: kwok's Lease heartbeats keep its
 # Nodes Ready and untainted; a Node nobody heartbeats (tests create bare ones) turns Unknown
 # and gets the node.kubernetes.io/unreachable taints after a minute. node-ipam (pod CIDRs)
@@ -215,7 +219,8 @@ start kube-controller-manager "$FERROCRANE_BIN/kube-controller-manager" \
     --horizontal-pod-autoscaler-sync-period 3s \
     --horizontal-pod-autoscaler-downscale-stabilization 10s \
     --horizontal-pod-autoscaler-cpu-initialization-period 30s \
-    --concurrent-horizontal-pod-autoscaler-syncs 5
+    --concurrent-horizontal-pod-autoscaler-syncs 5 \
+    "${KCM_EXTRA_ARGS[@]}"
 wait_for kube-controller-manager 60 curl -skf "https://127.0.0.1:$KCM_PORT/healthz"
 
 # The default profile places pods only on kwok's Nodes (label type=kwok), the only ones on

@@ -26,6 +26,8 @@
 #   BENCH_EXPORTERS="go ours"  which to measure
 #   BENCH_CHURN_RATE=100  BENCH_CHURN_SECONDS=30 (BENCH_CHURN_RATE=0: no churn phase)
 #   BENCH_SCRAPE_TIMEOUT=120  BENCH_START_TIMEOUT=600 (seconds; raise them at 100,000 pods)
+#   BENCH_SETTLE_MAX=600×SCALE  BENCH_QUIET_WRITES=10 (the wait for a quiet cluster, below)
+#   FERROCRANE_KCM_ARGS="--kube-api-qps=1000 --kube-api-burst=2000" (kube-controller-manager)
 #   BENCH_WRITE_DOCS=1 (default 0 unless the counts are the defaults or pods ≥ 100,000)
 #   KSM_BIN                    our binary; unset: cargo build --release -p ferrocrane-ksm in
 #   KSM_SRC                    this checkout (default), then $CARGO_TARGET_DIR/release/ksm
@@ -111,6 +113,12 @@ trap 'exit 130' INT TERM
 log "starting the local control plane in $DIR"
 # A bare cluster: local-up.sh would otherwise build and start a ksm of its own, which would
 # compete with the exporters measured here.
+# The controller manager's writes for the new objects (status of every Deployment and
+# ReplicaSet, an Endpoints and an EndpointSlice per Service) go at its --kube-api-qps per
+# controller: at the default 20 per second, 20,000 Services alone take 1,000 s, and at 100,000
+# pods the cluster was still writing when the first exporter started. A higher limit lets
+# those writes end before anything is measured.
+export FERROCRANE_KCM_ARGS="${FERROCRANE_KCM_ARGS:---kube-api-qps=1000 --kube-api-burst=2000}"
 FERROCRANE_LOCAL_SERVICES="" "$FERROCRANE_ROOT/hack/local-up.sh" "$DIR" >"$DIR/local-up.out"
 set -a; source "$DIR/env"; set +a
 
@@ -120,26 +128,28 @@ python3 "$BENCH/objects.py" --pods "$PODS" --deployments "$DEPLOYMENTS" --replic
 
 count() { "$KUBECTL" get "$1" -A --no-headers 2>/dev/null | wc -l; }
 # Let the controller manager finish reacting to the new objects (deployment and replicaset
-# status, endpoint slices; it writes at its client QPS, so this takes minutes): until then
+# status, endpoints and endpoint slices, at the client QPS set above): until then
 # the objects change under the first exporter, and the API server and controller manager
 # compete for the CPUs. Quiet = fewer than BENCH_QUIET_WRITES writes to the API server in 5s.
 api_writes() {
     "$KUBECTL" get --raw /metrics 2>/dev/null \
         | awk '/^apiserver_request_total\{/ && /verb="(POST|PUT|PATCH|DELETE|APPLY)"/ {s += $NF} END {printf "%d\n", s}'
 }
+SETTLE_MAX="${BENCH_SETTLE_MAX:-$(scaled 600)}"
 settle_start=$SECONDS
 w1=$(api_writes)
 while :; do
     sleep 5
     w2=$(api_writes)
     ((w2 - w1 < ${BENCH_QUIET_WRITES:-10})) && break
-    if ((SECONDS - settle_start > ${BENCH_SETTLE_MAX:-600})); then
-        log "warning: the API server still sees $((w2 - w1)) writes per 5s after ${BENCH_SETTLE_MAX:-600}s; measuring anyway"
+    if ((SECONDS - settle_start > $SETTLE_MAX)); then
+        log "warning: the API server still sees $((w2 - w1)) writes per 5s after ${SETTLE_MAX}s; measuring anyway"
         break
     fi
     w1=$w2
 done
-log "cluster quiet after $((SECONDS - settle_start))s"
+SETTLED="$((w2 - w1)) API writes in the last 5 s after waiting $((SECONDS - settle_start)) s"
+log "settling: $SETTLED"
 N_PODS=$(count pods); N_DEPLOY=$(count deployments); N_RS=$(count replicasets)
 N_SVC=$(count services); N_CM=$(count configmaps)
 log "in the cluster: pods=$N_PODS deployments=$N_DEPLOY replicasets=$N_RS services=$N_SVC configmaps=$N_CM"
@@ -304,7 +314,7 @@ NOTES="$DIR/notes.md"
     echo "- Command: \`${KSM_SRC:+KSM_SRC=$KSM_SRC }$(env | grep -E '^BENCH_' | sort | tr '\n' ' ')${COMMAND_LINE% }\`"
     echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "- Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), Linux $(uname -r); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg). The control plane (etcd, kube-apiserver, kube-controller-manager, Prometheus), the scrapers and the exporter share these CPUs; other builds may have been running."
-    echo "- Cluster: kube-apiserver $KUBE_VERSION from hack/local-up.sh; $N_PODS pods (Pending: schedulerName names no running scheduler), $N_DEPLOY deployments (paused, 0 replicas), $N_RS replicasets (0 replicas), $N_SVC services, $N_CM configmaps (incl. kube-root-ca.crt per namespace), made by hack/bench/objects.py."
+    echo "- Cluster: kube-apiserver $KUBE_VERSION from hack/local-up.sh; $N_PODS pods (Pending: schedulerName names no running scheduler), $N_DEPLOY deployments (paused, 0 replicas), $N_RS replicasets (0 replicas), $N_SVC services, $N_CM configmaps (incl. kube-root-ca.crt per namespace), made by hack/bench/objects.py; kube-controller-manager with $FERROCRANE_KCM_ARGS; before the first exporter: $SETTLED."
     exporters=""
     [[ " $EXPORTERS " == *" go "* ]] && exporters+="Go: \`$GO_KSM_BIN\` ($("$GO_KSM_BIN" version 2>&1 | head -1)); "
     [[ " $EXPORTERS " == *" ours "* ]] && exporters+="ksm: \`$KSM_BIN\`${KSM_BUILT_FROM:+ built from $KSM_BUILT_FROM}; "

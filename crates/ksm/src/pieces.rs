@@ -44,6 +44,7 @@ impl PiecePool {
     }
 
     /// How many buffers wait unused.
+    #[cfg(test)]
     pub fn idle(&self) -> usize {
         self.free.lock().unwrap_or_else(|e| e.into_inner()).len()
     }

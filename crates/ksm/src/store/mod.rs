@@ -152,7 +152,7 @@ pub struct MetricsStore {
     objects: RwLock<Objects>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Objects {
     by_uid: HashMap<String, RenderedObject>,
     /// Per enabled family, how many objects have lines for it. A scrape skips the families
