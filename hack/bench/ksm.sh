@@ -111,14 +111,12 @@ trap 'exit 130' INT TERM
 
 # --- cluster and objects
 log "starting the local control plane in $DIR"
+# The controller manager writes for the new objects (the settle loop below says which) at its
+# --kube-api-qps per controller: at the default 20 per second, 20,000 Services alone take
+# 1,000 s. A higher limit lets those writes end before anything is measured.
+export FERROCRANE_KCM_ARGS="${FERROCRANE_KCM_ARGS:---kube-api-qps=1000 --kube-api-burst=2000}"
 # A bare cluster: local-up.sh would otherwise build and start a ksm of its own, which would
 # compete with the exporters measured here.
-# The controller manager's writes for the new objects (status of every Deployment and
-# ReplicaSet, an Endpoints and an EndpointSlice per Service) go at its --kube-api-qps per
-# controller: at the default 20 per second, 20,000 Services alone take 1,000 s, and at 100,000
-# pods the cluster was still writing when the first exporter started. A higher limit lets
-# those writes end before anything is measured.
-export FERROCRANE_KCM_ARGS="${FERROCRANE_KCM_ARGS:---kube-api-qps=1000 --kube-api-burst=2000}"
 FERROCRANE_LOCAL_SERVICES="" "$FERROCRANE_ROOT/hack/local-up.sh" "$DIR" >"$DIR/local-up.out"
 set -a; source "$DIR/env"; set +a
 
