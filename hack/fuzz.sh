@@ -21,7 +21,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 seconds="${1:-10}"
 shift || true
 [[ $seconds =~ ^[0-9]+$ ]] || die "usage: hack/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]"
-command -v cargo-fuzz >/dev/null || die "cargo-fuzz is missing: run hack/setup.sh (it installs cargo-fuzz $CARGO_FUZZ_VERSION)"
+# cargo-fuzz, a cargo subcommand from crates.io, built once per machine on the first campaign
+# (hack/test.sh needs none of it: the corpora replay as ordinary tests).
+if [[ "$(cargo fuzz --version 2>/dev/null)" != "cargo-fuzz $CARGO_FUZZ_VERSION" ]]; then
+    log "installing cargo-fuzz $CARGO_FUZZ_VERSION"
+    cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked
+fi
 
 # The targets build from a mirror of the sources at a fixed place in which only files whose
 # content changed are rewritten: cargo decides what to rebuild by path and mtime, and every CI

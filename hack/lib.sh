@@ -22,8 +22,10 @@ KWOK_MANIFESTS="$FERROCRANE_CACHE/kwok-$KWOK_VERSION"
 # The Thanos hack/tools/thanos/go.mod pins (setup.sh checks they agree). v0.42.5 needs
 # Go 1.26.10, newer than the machine's.
 THANOS_VERSION="v0.42.4"
-# The cargo-fuzz setup.sh installs for hack/fuzz.sh.
+# The cargo-fuzz hack/fuzz.sh installs for a campaign.
 CARGO_FUZZ_VERSION="0.13.2"
+# The cargo-nextest hack/setup.sh --tests installs for hack/test.sh.
+CARGO_NEXTEST_VERSION="0.9.151"
 
 # The kubectl every script and the e2e harness use: built by setup.sh at $KUBE_VERSION, so it
 # is within the supported skew of the local kube-apiserver (a machine's own kubectl may not be).

@@ -49,8 +49,36 @@ if [[ -f $DIR/pids ]] && "$FERROCRANE_ROOT/hack/local-down.sh" --check "$DIR" 2>
     die "a cluster is already running from $DIR; stop it with hack/local-down.sh $DIR"
 fi
 
+SERVICES="${FERROCRANE_LOCAL_SERVICES-ksm adapter craned}"
+has_service() { [[ " $SERVICES " == *" $1 "* ]]; }
+
+# The services' binaries build in the background while the tools are checked (built, on a fresh
+# machine) and the control plane starts: each build leaves one of the two cores idle in its
+# serial stretches (links, the last crates), which the other fills.
+SERVICE_BINS=()
+has_service ksm && SERVICE_BINS+=(--bin ksm)
+has_service adapter && SERVICE_BINS+=(--bin metrics-adapter)
+has_service craned && SERVICE_BINS+=(--bin craned)
+CARGO_BUILD_PID=""
+if ((${#SERVICE_BINS[@]})); then
+    mkdir -p "$DIR/logs"
+    log "building ${SERVICE_BINS[*]//--bin /} in the background (log: $DIR/logs/cargo-build.log)"
+    (cd "$FERROCRANE_ROOT" && exec cargo build --locked "${SERVICE_BINS[@]}") >"$DIR/logs/cargo-build.log" 2>&1 &
+    CARGO_BUILD_PID=$!
+    # A failure before the services start leaves no build running behind.
+    trap '[[ -z $CARGO_BUILD_PID ]] || kill "$CARGO_BUILD_PID" 2>/dev/null || true' EXIT
+fi
+wait_for_service_build() {
+    [[ -n $CARGO_BUILD_PID ]] || return 0
+    if ! wait "$CARGO_BUILD_PID"; then
+        tail -n 40 "$DIR/logs/cargo-build.log" >&2
+        die "cargo build of the services failed (whole log: $DIR/logs/cargo-build.log)"
+    fi
+    CARGO_BUILD_PID=""
+}
+
 need_setup=""
-for b in kube-apiserver kube-controller-manager kube-scheduler kubectl kwok etcd helm; do
+for b in kube-apiserver kube-controller-manager kube-scheduler kubectl kwok etcd; do
     [[ -x $FERROCRANE_BIN/$b ]] || need_setup=1
 done
 for m in crds rbac stages metrics; do
@@ -62,7 +90,8 @@ if [[ -n $need_setup ]]; then
     "$FERROCRANE_ROOT/hack/setup.sh" >&2
 fi
 
-rm -rf "$DIR"/{pki,etcd,prometheus,logs,kubeconfig,kwok,env,pids}
+rm -rf "$DIR"/{pki,etcd,prometheus,kubeconfig,kwok,env,pids}
+find "$DIR/logs" -mindepth 1 -not -name cargo-build.log -delete 2>/dev/null || true
 mkdir -p "$DIR"/{pki,etcd,prometheus/data,prometheus/targets,logs,kubeconfig,kwok}
 PKI="$DIR/pki"
 
@@ -71,9 +100,7 @@ ETCD_PORT=$(free_port); ETCD_PEER_PORT=$(free_port); APISERVER_PORT=$(free_port)
 KCM_PORT=$(free_port); SCHEDULER_PORT=$(free_port); KWOK_PORT=$(free_port); PROMETHEUS_PORT=$(free_port)
 KSM_PORT=$(free_port); KSM_TELEMETRY_PORT=$(free_port); ADAPTER_PORT=$(free_port)
 CRANED_PORT=$(free_port); CRANED_HEALTH_PORT=$(free_port)
-SERVICES="${FERROCRANE_LOCAL_SERVICES-ksm adapter craned}"
 KWOK_NODE_COUNT=2
-has_service() { [[ " $SERVICES " == *" $1 "* ]]; }
 
 # --- certificates (openssl): a cluster CA, a front-proxy CA, and a CA for aggregated API servers.
 new_ca() { # name cn
@@ -390,16 +417,16 @@ wait_for prometheus 30 curl -sf "$PROMETHEUS_URL/-/ready"
 wait_for kube-controller-manager 60 "$KUBECTL" get serviceaccount default -n default
 
 if has_service ksm; then
-    log "building and starting ksm on 127.0.0.1:$KSM_PORT"
-    (cd "$FERROCRANE_ROOT" && cargo build --quiet --bin ksm)
+    log "starting ksm on 127.0.0.1:$KSM_PORT"
+    wait_for_service_build
     start ksm "$CARGO_TARGET_DIR/debug/ksm" --kubeconfig "$KUBECONFIG" \
         --host 127.0.0.1 --port "$KSM_PORT" --telemetry-host 127.0.0.1 --telemetry-port "$KSM_TELEMETRY_PORT"
     wait_for ksm 60 curl -sf "http://127.0.0.1:$KSM_TELEMETRY_PORT/readyz"
 fi
 
 if has_service adapter; then
-    log "building and starting metrics-adapter on https://127.0.0.1:$ADAPTER_PORT"
-    (cd "$FERROCRANE_ROOT" && cargo build --quiet --bin metrics-adapter)
+    log "starting metrics-adapter on https://127.0.0.1:$ADAPTER_PORT"
+    wait_for_service_build
     # The serving cert is the one local-up.sh made for the aggregated APIs; the front-proxy CA
     # and name are kube-apiserver's, so requests it proxies authenticate as their caller.
     start metrics-adapter "$CARGO_TARGET_DIR/debug/metrics-adapter" --kubeconfig "$KUBECONFIG" \
@@ -433,8 +460,8 @@ if has_service craned; then
     "$KUBECTL" wait --for condition=established --timeout=30s \
         crd/recommendations.analysis.crane.io crd/recommendationrules.analysis.crane.io >/dev/null
     "$KUBECTL" apply -f "$FERROCRANE_ROOT/config/craned/demo-workload.yaml" >/dev/null
-    log "building and starting craned on 127.0.0.1:$CRANED_PORT"
-    (cd "$FERROCRANE_ROOT" && cargo build --quiet --bin craned)
+    log "starting craned on 127.0.0.1:$CRANED_PORT"
+    wait_for_service_build
     start craned "$CARGO_TARGET_DIR/debug/craned" --kubeconfig "$KUBECONFIG" \
         --prometheus-address "$PROMETHEUS_URL" \
         --recommendation-configuration-file "$FERROCRANE_ROOT/config/craned/recommendation-configuration.yaml" \

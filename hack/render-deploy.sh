@@ -13,12 +13,12 @@
 # same files in charts/ferrocrane/crds/: this script copies them there, and --check fails when
 # the two differ.
 #
-# HELM overrides the helm binary (default: the one hack/setup.sh builds).
+# HELM overrides the helm binary (default: the one hack/setup.sh --tests builds).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 HELM="${HELM:-$FERROCRANE_BIN/helm}"
-[[ -x $HELM ]] || die "helm not found at $HELM: run hack/setup.sh or set HELM"
+[[ -x $HELM ]] || die "helm not found at $HELM: run hack/setup.sh --tests or set HELM"
 
 OUT="$FERROCRANE_ROOT/deploy/ferrocrane.yaml"
 NAMESPACE=ferrocrane

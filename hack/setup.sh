@@ -1,16 +1,29 @@
 #!/usr/bin/env bash
-# Installs everything the tests and hack/local-up.sh need, idempotently:
-#   - Prometheus and promtool, and VictoriaMetrics, from Debian's packages,
-#   - Thanos from hack/tools/thanos/go.mod (a query layer the adapter and craned are tested on),
-#   - kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and helm built
-#     from the Go modules pinned in hack/tools/go.mod, and kwok from hack/tools/kwok/go.mod,
-#     into $FERROCRANE_CACHE/bin,
-#   - the Go originals the differential tests run beside ours (kube-state-metrics,
-#     prometheus-adapter, Crane's craned and its CRDs), by hack/originals.sh,
-#   - rustfmt and clippy.
+# Installs what hack/local-up.sh and the tests need, idempotently.
+#
+#   hack/setup.sh          what a local cluster and its demo need (hack/local-up.sh runs it):
+#                          Prometheus and promtool and tzdata from Debian's packages;
+#                          kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and
+#                          etcd built from the Go modules pinned in hack/tools/go.mod, and kwok
+#                          from hack/tools/kwok/go.mod, into $FERROCRANE_CACHE/bin
+#   hack/setup.sh --tests  that, and what only the tests need (hack/test.sh runs it):
+#                          rustfmt and clippy; cargo-nextest (the test runner); helm; iproute2 (ss)
+#                          and VictoriaMetrics from Debian; Thanos from hack/tools/thanos (a query
+#                          layer the adapter and craned are tested on); the Go originals the
+#                          differential tests run beside ours (kube-state-metrics,
+#                          prometheus-adapter, Crane's craned and its CRDs), by hack/originals.sh
+#
+# cargo-fuzz is not here: hack/fuzz.sh installs it when a campaign runs; the tests replay the
+# committed fuzz corpora without it.
 # A second run finds everything in place and takes seconds.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+case "${1:-}" in
+    "") FOR_TESTS="" ;;
+    --tests) FOR_TESTS=1 ;;
+    *) die "usage: hack/setup.sh [--tests]" ;;
+esac
 
 apt_install() { # package...
     command -v apt-get >/dev/null || die "missing $*; apt-get is not available to install it"
@@ -68,7 +81,7 @@ install_victoria_metrics() {
 # Each stamp records what its binaries were built from (the pinned modules and the build
 # recipe below); when either changes they are rebuilt, and only then. The control plane and
 # kwok have separate stamps: bumping one does not rebuild the other.
-CONTROL_PLANE_BINS=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd helm)
+CONTROL_PLANE_BINS=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd)
 
 tools_stamp() {
     { cat "$FERROCRANE_ROOT/hack/tools/go.mod" "$FERROCRANE_ROOT/hack/tools/go.sum"; declare -f build_go_tools kube_ldflags; echo "$KUBE_VERSION $HELM_VERSION"; } \
@@ -113,16 +126,29 @@ build_go_tools() {
     mkdir -p "$FERROCRANE_BIN"
     kflags="$(kube_ldflags)"
     cd "$FERROCRANE_ROOT/hack/tools"
-    log "building kube-apiserver $KUBE_VERSION (the first build takes several minutes)"
-    go build -trimpath -ldflags "$kflags" -o "$FERROCRANE_BIN/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
-    log "building kube-controller-manager $KUBE_VERSION"
-    go build -trimpath -ldflags "$kflags" -o "$FERROCRANE_BIN/kube-controller-manager" k8s.io/kubernetes/cmd/kube-controller-manager
-    log "building kube-scheduler $KUBE_VERSION"
-    go build -trimpath -ldflags "$kflags" -o "$FERROCRANE_BIN/kube-scheduler" k8s.io/kubernetes/cmd/kube-scheduler
-    log "building kubectl $KUBE_VERSION"
-    go build -trimpath -ldflags "$kflags" -o "$FERROCRANE_BIN/kubectl" k8s.io/kubernetes/cmd/kubectl
+    # One go build for the four Kubernetes commands: their shared packages compile once, with
+    # both cores busy, and the four links run side by side instead of one after another.
+    log "building kube-apiserver, kube-controller-manager, kube-scheduler and kubectl $KUBE_VERSION (the first build takes several minutes)"
+    go build -trimpath -ldflags "$kflags" -o "$FERROCRANE_BIN/" k8s.io/kubernetes/cmd/kube-apiserver \
+        k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
     log "building etcd"
     go build -trimpath -ldflags "-s -w" -o "$FERROCRANE_BIN/etcd" go.etcd.io/etcd/server/v3
+    echo "$want" >"$stamp_file"
+}
+
+# helm, from the same module as the control plane, for the chart tests; its own stamp.
+helm_stamp() {
+    { cat "$FERROCRANE_ROOT/hack/tools/go.mod" "$FERROCRANE_ROOT/hack/tools/go.sum"; declare -f build_helm; echo "$HELM_VERSION"; } \
+        | sha256sum | cut -d' ' -f1
+}
+
+build_helm() {
+    local stamp_file="$FERROCRANE_BIN/.stamp-helm" want
+    want="$(helm_stamp)"
+    up_to_date "$stamp_file" "$want" helm && return
+    need_go "helm"
+    mkdir -p "$FERROCRANE_BIN"
+    cd "$FERROCRANE_ROOT/hack/tools"
     log "building helm $HELM_VERSION"
     go build -trimpath -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION" -o "$FERROCRANE_BIN/helm" helm.sh/helm/v4/cmd/helm
     echo "$want" >"$stamp_file"
@@ -193,21 +219,36 @@ ensure_rust_components() {
     fi
 }
 
-# cargo-fuzz for hack/fuzz.sh: a cargo subcommand from crates.io, built once per machine.
-ensure_fuzz_tools() {
-    if [[ "$(cargo fuzz --version 2>/dev/null)" == "cargo-fuzz $CARGO_FUZZ_VERSION" ]]; then return; fi
-    log "installing cargo-fuzz $CARGO_FUZZ_VERSION"
-    cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked
+# cargo-nextest runs the tests of every binary side by side, with the test groups of
+# .config/nextest.toml: a cargo subcommand from crates.io, built once per machine.
+ensure_nextest() {
+    if [[ "$(cargo nextest --version 2>/dev/null | head -1)" == "cargo-nextest $CARGO_NEXTEST_VERSION"* ]]; then return; fi
+    log "installing cargo-nextest $CARGO_NEXTEST_VERSION"
+    cargo install cargo-nextest --version "$CARGO_NEXTEST_VERSION" --locked --no-default-features --features default-no-update
 }
 
 install_prometheus
-install_victoria_metrics
 install_tzdata
-install_ss
-ensure_rust_components
-ensure_fuzz_tools
 build_go_tools
 build_kwok
+
+if [[ -z $FOR_TESTS ]]; then
+    cat <<INFO
+ferrocrane's local cluster tools are ready (hack/setup.sh --tests adds what the tests need):
+  kube-apiserver          $FERROCRANE_BIN/kube-apiserver ($("$FERROCRANE_BIN/kube-apiserver" --version 2>&1))
+  kubectl                 $KUBECTL ($("$KUBECTL" version --client 2>&1 | head -1))
+  kwok                    $FERROCRANE_BIN/kwok ($("$FERROCRANE_BIN/kwok" --version 2>&1 | head -1))
+  etcd                    $FERROCRANE_BIN/etcd ($("$FERROCRANE_BIN/etcd" --version 2>&1 | head -1))
+  prometheus              $(command -v prometheus) ($(prometheus --version 2>&1 | head -1))
+INFO
+    exit 0
+fi
+
+install_victoria_metrics
+install_ss
+ensure_rust_components
+ensure_nextest
+build_helm
 build_thanos
 "$FERROCRANE_ROOT/hack/originals.sh"
 

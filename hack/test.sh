@@ -5,7 +5,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$FERROCRANE_ROOT"
 
-"$FERROCRANE_ROOT/hack/setup.sh" >&2
+"$FERROCRANE_ROOT/hack/setup.sh" --tests >&2
 
 log "cargo fmt --check"
 cargo fmt --all --check

@@ -36,7 +36,7 @@ impl Helm {
         };
         let bin = bin_dir.join("helm");
         if !bin.is_file() {
-            bail!("helm not found at {}: run hack/setup.sh", bin.display());
+            bail!("helm not found at {}: run hack/setup.sh --tests", bin.display());
         }
         Ok(Self {
             bin,

@@ -16,7 +16,7 @@ impl Cluster {
         if !path.is_file() {
             bail!(
                 "{} is missing: the differential tests run the Go original beside ours; \
-                 build it with hack/originals.sh {name} (hack/setup.sh does)",
+                 build it with hack/originals.sh {name} (hack/setup.sh --tests does)",
                 path.display()
             );
         }
