@@ -1,7 +1,6 @@
-//! prometheus-adapter's config file (rules, resourceRules, externalRules).
+//! prometheus-adapter's config file.
+//! The body is `ferrocrane_fuzz_targets::adapter::config`, which the corpus replay tests run too.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|s: &str| {
-    let _ = ferrocrane_adapter::loader::parse_str("fuzz.yaml", s);
-});
+fuzz_target!(|input: &str| ferrocrane_fuzz_targets::adapter::config(input));

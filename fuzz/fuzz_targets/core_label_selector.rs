@@ -1,9 +1,6 @@
-//! Kubernetes label selectors as the adapter and ksm read them from requests and flags.
+//! Kubernetes label selectors as the adapter and ksm read them.
+//! The body is `ferrocrane_fuzz_targets::core::label_selector`, which the corpus replay tests run too.
 #![no_main]
-use ferrocrane_core::promql::{parse_label_selector, parse_object_label_selector};
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|s: &str| {
-    let _ = parse_label_selector(s);
-    let _ = parse_object_label_selector(s);
-});
+fuzz_target!(|input: &str| ferrocrane_fuzz_targets::core::label_selector(input));

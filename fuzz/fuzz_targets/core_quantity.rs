@@ -1,11 +1,6 @@
 //! Kubernetes quantities: parse, the exact form and apimachinery's float.
+//! The body is `ferrocrane_fuzz_targets::core::quantity`, which the corpus replay tests run too.
 #![no_main]
-use ferrocrane_core::quantity::{Quantity, approximate_f64};
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|s: &str| {
-    if let Ok(q) = Quantity::parse(s) {
-        let _ = q.to_string();
-    }
-    let _ = approximate_f64(s);
-});
+fuzz_target!(|input: &str| ferrocrane_fuzz_targets::core::quantity(input));

@@ -1,42 +1,6 @@
-//! A RecommendationRule as the API server hands it over, and the recommender settings a rule
-//! carries (`key=value` lines): every recommender reads them, and a Resource configuration
-//! that passes validation is run over a short usage series (where a bucket size of `1e-18`
-//! once crashed craned).
+//! A RecommendationRule and the recommender settings it carries.
+//! The body is `ferrocrane_fuzz_targets::craned::rule`, which the corpus replay tests run too.
 #![no_main]
-use std::collections::BTreeMap;
-
-use ferrocrane_craned::prediction::Sample;
-use ferrocrane_craned::crd::RecommendationRule;
-use ferrocrane_craned::recommender::resource::{ContainerInput, ResourceConfig, ResourceRecommender};
-use ferrocrane_craned::recommender::{Config, hpa, idlenode, replicas, service};
 use libfuzzer_sys::fuzz_target;
 
-const NOW: i64 = 1_700_000_000;
-
-fuzz_target!(|s: &str| {
-    let _ = serde_json::from_str::<RecommendationRule>(s);
-    let map: BTreeMap<String, String> = s
-        .lines()
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect();
-    let config = Config::new(map);
-    let _ = hpa::HpaConfig::from_config(&config);
-    let _ = replicas::ReplicasConfig::from_config(&config);
-    let _ = idlenode::IdleNodeConfig::from_config(&config);
-    let _ = service::ServiceConfig::from_config(&config);
-    let Ok(resource) = ResourceConfig::from_config(&config) else { return };
-    let Ok(mut recommender) = ResourceRecommender::new(resource) else { return };
-    let series: Vec<Sample> = (0..48)
-        .map(|i| Sample { timestamp: NOW - 3600 * i, value: 0.25 + (i % 7) as f64 })
-        .collect();
-    let usage = [series.as_slice()];
-    let input = ContainerInput {
-        name: "app",
-        current_cpu_millis: Some(100),
-        current_memory_bytes: Some(1 << 20),
-        cpu_usage: &usage,
-        memory_usage: &usage,
-    };
-    let _ = recommender.recommend(&[input], &[], NOW);
-});
+fuzz_target!(|input: &str| ferrocrane_fuzz_targets::craned::rule(input));

@@ -1,4 +1,0 @@
-//! What the craned differential runs both cranes on.
-
-pub mod targets;
-pub mod workloads;
