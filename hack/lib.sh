@@ -34,22 +34,10 @@ export KUBECTL="$FERROCRANE_BIN/kubectl"
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
-# A TCP port for a server to listen on: one no socket uses, below the kernel's ephemeral range
-# (an outgoing connection could take an ephemeral port between this check and the bind: the
-# adapter bench once lost its port to one). Ports handed out are remembered in a file, not a
-# variable, because callers run this in $(...) subshells.
-FERROCRANE_PORTS_GIVEN="${FERROCRANE_PORTS_GIVEN:-$(mktemp -t ferrocrane-ports.XXXXXX)}"
+# A TCP port for a server to listen on (free_port N: N of them, one per line), from the one
+# port source the scripts, benches and e2e tests share: below the ephemeral range, and never
+# handed to two callers at once (hack/free_port.py says how).
 free_port() {
-    local low p
-    low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
-    ((low > 20500)) || die "the ephemeral port range starts at $low; free_port needs ports below it"
-    while :; do
-        p=$((20000 + RANDOM % (low - 20000)))
-        grep -qx "$p" "$FERROCRANE_PORTS_GIVEN" 2>/dev/null && continue
-        if ! ss -Htan 2>/dev/null | awk '{print $4}' | sed 's/.*://' | grep -qx "$p"; then
-            echo "$p" >>"$FERROCRANE_PORTS_GIVEN"
-            echo "$p"
-            return
-        fi
-    done
+    FERROCRANE_CACHE="$FERROCRANE_CACHE" python3 "$FERROCRANE_ROOT/hack/free_port.py" "${1:-1}" \
+        || die "hack/free_port.py found no free port"
 }

@@ -47,7 +47,6 @@ import random
 import re
 import resource
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -55,6 +54,8 @@ import urllib.request
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import free_port  # noqa: E402  (hack/free_port.py: the suite's one port source)
 import objects  # noqa: E402  (same folder: kubeconfig(), Client, the Deployments' names)
 
 # Pod-template hashes and pod suffixes use Kubernetes' SafeEncodeString alphabet.
@@ -394,16 +395,8 @@ def cmd_prom_stats(args):
 
 
 def cmd_free_ports(args):
-    """Ports free on 127.0.0.1 now, as the kernel hands them out (all held until printed, so
-    they differ)."""
-    socks = []
-    for _ in range(args.count):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        socks.append(s)
-    print(" ".join(str(s.getsockname()[1]) for s in socks))
-    for s in socks:
-        s.close()
+    """Loopback ports for the bench's servers, from the suite's one port source."""
+    print(" ".join(str(p) for p in free_port.free_ports(args.count)))
 
 
 def cmd_proc(args):

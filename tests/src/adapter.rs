@@ -13,7 +13,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
 
 use crate::cluster::{Cluster, Kubectl};
 use crate::helm::METRICS_APISERVICES_LOCK;
-use crate::process::free_port;
+use crate::ports::free_port;
 use crate::service::ServiceProcess;
 use crate::wait::wait_until;
 

@@ -19,7 +19,8 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use crate::cluster::Cluster;
-use crate::process::{free_port, http_client, random_suffix, run};
+use crate::ports::free_port;
+use crate::process::{http_client, random_suffix, run};
 use crate::prometheus::PrometheusHandle;
 use crate::wait::{wait_http_ok, wait_until};
 

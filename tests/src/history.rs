@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use crate::process::{free_port, random_suffix, run};
+use crate::ports::free_port;
+use crate::process::{random_suffix, run};
 use crate::prometheus::PrometheusHandle;
 use crate::wait::wait_http_ok;
 

@@ -1,6 +1,5 @@
 //! Small process and filesystem helpers shared by the harness.
 
-use std::net::TcpListener;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -11,14 +10,6 @@ pub fn repo_root() -> PathBuf {
         .parent()
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("."))
-}
-
-/// A loopback port nothing listens on right now. The listener is dropped before the
-/// port is returned, so there is a small window for a race; tests tolerate a retry.
-pub fn free_port() -> Result<u16> {
-    let listener =
-        TcpListener::bind("127.0.0.1:0").context("binding 127.0.0.1:0 to find a free port")?;
-    Ok(listener.local_addr()?.port())
 }
 
 /// A short random suffix so names made by concurrent tests (and reruns) never collide.

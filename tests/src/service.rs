@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use crate::process::{free_port, http_client, random_suffix};
+use crate::process::{http_client, random_suffix};
 use crate::wait::wait_until;
 
 /// Where `cargo build` put the workspace binaries: beside the test executable's `deps/`.
@@ -170,14 +170,4 @@ impl Drop for ServiceProcess {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// Two free loopback ports, for a service's main and telemetry/health listeners.
-pub fn two_ports() -> Result<(u16, u16)> {
-    let a = free_port()?;
-    let mut b = free_port()?;
-    while b == a {
-        b = free_port()?;
-    }
-    Ok((a, b))
 }
