@@ -1,17 +1,15 @@
-//! Shared by craned's end-to-end test files: the synthetic workloads and their week of
+//! craned in the end-to-end tests: the synthetic workloads and their week of
 //! cAdvisor-style history, the recommendation each should get (computed here from Crane's
 //! documented algorithm, not craned's code), and starting craned, rules and Recommendation
 //! lookups against the test cluster.
-
-#![allow(dead_code)] // each test binary uses a different subset
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::{Cluster, ServiceProcess, http_client};
 use anyhow::{Context, Result};
 use ferrocrane_core::quantity::Quantity;
-use ferrocrane_e2e::{Cluster, ServiceProcess, http_client};
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use serde_json::{Value, json};
 
@@ -433,7 +431,7 @@ pub async fn wait_ready_recommendation(
     target: &str,
     timeout: Duration,
 ) -> Result<DynamicObject> {
-    ferrocrane_e2e::wait_until(
+    crate::wait_until(
         &format!("a Ready Resource recommendation for {target}"),
         timeout,
         || {

@@ -36,7 +36,10 @@ impl Helm {
         };
         let bin = bin_dir.join("helm");
         if !bin.is_file() {
-            bail!("helm not found at {}: run hack/setup.sh --tests", bin.display());
+            bail!(
+                "helm not found at {}: run hack/setup.sh --tests",
+                bin.display()
+            );
         }
         Ok(Self {
             bin,

@@ -1,15 +1,11 @@
-//! Shared by the ksm end-to-end test files: start ksm against the test cluster, scrape it,
-//! and create a throw-away CRD.
-
-#![allow(dead_code)] // each test binary uses a different subset
+//! ksm in the end-to-end tests: start it (or the Go original, with the same flags) against
+//! the test cluster, scrape it, and create a throw-away CRD.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use crate::{Cluster, Kubectl, ServiceProcess, binary, http_client, two_ports, wait_until};
 use anyhow::Result;
-use ferrocrane_e2e::{
-    Cluster, Kubectl, ServiceProcess, binary, http_client, two_ports, wait_until,
-};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, PostParams};
 

@@ -1,6 +1,7 @@
 //! shared/ARCHITECTURE.md's rules that the source tree itself can show, checked on every run:
 //! no module cycles at any level of any crate, no source file over 600 lines but generated
-//! tables, and every folder module opening with a line that says what it is for.
+//! tables (tests, benches and fuzz targets included), and every folder module opening with a
+//! line that says what it is for.
 //! Run alone: `cargo test -p ferrocrane-e2e --test architecture` (no cluster needed).
 
 use std::fs;
@@ -47,10 +48,44 @@ fn no_module_cycles_in_any_crate() {
     );
 }
 
+/// Every folder of Rust sources: the crates' `src/`, and the test, bench and fuzz-target
+/// folders beside them.
+fn all_sources() -> Vec<PathBuf> {
+    let root = repo_root();
+    let mut dirs = crate_sources();
+    for krate in fs::read_dir(root.join("crates"))
+        .expect("crates/ is readable")
+        .flatten()
+    {
+        dirs.extend(["tests", "benches"].map(|d| krate.path().join(d)));
+    }
+    dirs.extend([root.join("tests/tests"), root.join("fuzz/fuzz_targets")]);
+    dirs.retain(|d| d.is_dir());
+    dirs.sort();
+    dirs
+}
+
+#[test]
+fn the_size_limit_covers_tests_benches_and_fuzz_targets() {
+    let dirs: Vec<String> = all_sources().iter().map(|d| relative(d)).collect();
+    for expected in [
+        "tests/tests",
+        "tests/src",
+        "crates/ksm/tests",
+        "crates/ksm/benches",
+        "fuzz/fuzz_targets",
+    ] {
+        assert!(
+            dirs.iter().any(|d| d == expected),
+            "{expected} is not checked: {dirs:?}"
+        );
+    }
+}
+
 #[test]
 fn no_source_file_over_the_size_limit() {
     let mut big = Vec::new();
-    for src in crate_sources() {
+    for src in all_sources() {
         for file in rust_files(&src).expect("sources are readable") {
             let rel = relative(&file);
             if GENERATED.contains(&rel.as_str()) {

@@ -18,7 +18,7 @@ use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
-const DEFAULT_CONFIG: &str = include_str!("../../config/adapter/default-config.yaml");
+const DEFAULT_CONFIG: &str = include_str!("../../../config/adapter/default-config.yaml");
 
 /// The default config with a 15s `window`. The HPA controller ignores a pod's CPU sample
 /// during the pod's first five minutes unless one window has passed since it became Ready

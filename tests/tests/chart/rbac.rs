@@ -2,7 +2,8 @@
 
 use std::collections::BTreeSet;
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, ensure};
+use ferrocrane_e2e::Manifest;
 use serde_json::Value;
 
 use crate::rendered::*;

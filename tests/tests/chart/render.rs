@@ -2,9 +2,7 @@
 //! default, every toggle, flags each binary accepts, APIServices that verify their CA, and
 //! the plain manifests in deploy/ that must match a fresh render.
 
-use std::collections::BTreeSet;
-
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, ensure};
 use ferrocrane_e2e::{Helm, Manifest, repo_root};
 use serde_json::Value;
 

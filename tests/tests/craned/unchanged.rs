@@ -16,8 +16,7 @@ use kube::ResourceExt;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::json;
 
-mod craned_support;
-use craned_support::*;
+use ferrocrane_e2e::craned::*;
 
 const RUN_NUMBER: &str = "analysis.crane.io/run-number";
 

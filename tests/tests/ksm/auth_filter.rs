@@ -7,10 +7,9 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-mod ksm_support;
 
+use ferrocrane_e2e::ksm::start_ksm;
 use ferrocrane_e2e::{Cluster, http_client, wait_until};
-use ksm_support::start_ksm;
 
 /// Deletes the test's cluster-scoped RBAC objects.
 struct ClusterRbacGuard {

@@ -2,8 +2,6 @@
 //! shard total from the StatefulSet's replicas, and follows a scale-up without a restart,
 //! exporting exactly what a statically sharded instance with the new total exports.
 
-mod ksm_support;
-
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -13,7 +11,7 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 
-use ksm_support::{get, sample_lines, sample_value, scrape, start_ksm};
+use ferrocrane_e2e::ksm::{get, sample_lines, sample_value, scrape, start_ksm};
 
 fn configmap_lines(text: &str) -> BTreeSet<String> {
     sample_lines(text)

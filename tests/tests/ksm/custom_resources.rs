@@ -5,15 +5,13 @@
 //! resources are watched by the built-in resources' loop: `--namespaces-denylist` applies to
 //! them and they count in the list/watch telemetry.
 
-mod ksm_support;
-
 use std::time::Duration;
 
 use anyhow::Result;
 use ferrocrane_e2e::{Cluster, wait_until};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 
-use ksm_support::{
+use ferrocrane_e2e::ksm::{
     Ksm, TestCrd, get, sample_value, scrape, start_ksm, temp_dir, wait_for_scrape,
     widget_crs_config,
 };

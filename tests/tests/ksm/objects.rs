@@ -10,8 +10,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 
-mod ksm_support;
-use ksm_support::{sample_lines, scrape, start_ksm};
+use ferrocrane_e2e::ksm::{sample_lines, scrape, start_ksm};
 
 fn configmap(name: &str) -> Result<ConfigMap> {
     Ok(serde_json::from_value(serde_json::json!({

@@ -3,8 +3,6 @@
 //! last good configuration and shows in the upstream-named reload metrics, and the process
 //! (same PID, same ports) keeps serving throughout.
 
-mod ksm_support;
-
 use std::time::Duration;
 
 use anyhow::Result;
@@ -12,7 +10,7 @@ use ferrocrane_e2e::Cluster;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, PostParams};
 
-use ksm_support::{
+use ferrocrane_e2e::ksm::{
     TestCrd, get, replace_file, sample_value, scrape, start_ksm, temp_dir, wait_for_scrape,
     wait_for_telemetry_value, widget_crs_config,
 };

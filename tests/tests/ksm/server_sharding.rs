@@ -8,8 +8,6 @@
 //! API server ignores the selector: the shard says so in its log and filters by itself, still
 //! exporting exactly its range.
 
-mod ksm_support;
-
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -19,7 +17,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
 
-use ksm_support::{Ksm, get, sample_lines, scrape, start_ksm};
+use ferrocrane_e2e::ksm::{Ksm, get, sample_lines, scrape, start_ksm};
 
 const CONFIGMAPS: usize = 90;
 

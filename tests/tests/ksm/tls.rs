@@ -3,8 +3,6 @@
 //! certificate signed by the client CA is refused. Certificates are made with the openssl
 //! CLI and requests sent with curl, so nothing of ksm's own TLS code is on the client side.
 
-mod ksm_support;
-
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -12,7 +10,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use ferrocrane_e2e::{Cluster, ServiceProcess, two_ports, wait_until};
 
-use ksm_support::temp_dir;
+use ferrocrane_e2e::ksm::temp_dir;
 
 fn run(cmd: &mut Command) -> Result<String> {
     let out = cmd.output().with_context(|| format!("running {cmd:?}"))?;

@@ -6,8 +6,6 @@
 //! computed from the history — and through Thanos the replicas' series must be deduplicated
 //! and a replica going down must never produce a wrong value.
 
-mod craned_support;
-
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -22,7 +20,7 @@ use k8s_openapi::api::core::v1::{Pod, ServiceAccount};
 use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
 
-use craned_support::*;
+use ferrocrane_e2e::craned::*;
 
 const ADAPTER_CONFIG: &str = r#"
 rules:

@@ -10,8 +10,6 @@
 //!   lost against a fresh ksm;
 //! - SIGTERM while scrapes are in flight: every answer begun is complete, and ksm exits 0.
 
-mod ksm_support;
-
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -28,7 +26,7 @@ use kube::api::{
 };
 use serde_json::{Value, json};
 
-use ksm_support::{Ksm, sample_lines, scrape, start_ksm, wait_for_scrape};
+use ferrocrane_e2e::ksm::{Ksm, sample_lines, scrape, start_ksm, wait_for_scrape};
 
 /// Families of objects that change on their own (kwok's heartbeats, the controller manager's
 /// status updates) are left out, so two scrapes a moment apart can be equal.

@@ -5,19 +5,17 @@
 //! comparison measures the scheduler of a two-core machine, not the server), and the server
 //! must be the one ending the hostile connections (its header-read or TLS handshake timeout).
 
-mod ksm_support;
-
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use ferrocrane_e2e::ksm::start_ksm;
 use ferrocrane_e2e::{
     Cluster, ClusterLock, METRICS_APISERVICES_LOCK, MetricsAdapter, ServiceProcess, http_client,
     repo_root, two_ports,
 };
-use ksm_support::start_ksm;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 

@@ -6,350 +6,109 @@
 //! its Recommendations are compared target by target, every recommender: what a user would
 //! adopt or act on (recommendedValue, action, description, recommendedInfo, currentInfo), or
 //! both failing. A difference fails the test unless docs/migration-crane.md lists it (see
-//! [`DOCUMENTED`]). Last, the way back the guide documents: ferrocrane's CRDs applied, then
-//! Crane's re-applied, and Crane's craned takes over the Recommendations ours wrote.
+//! [`DOCUMENTED`]; judged by `ferrocrane_e2e::differential`). Last, the way back the guide
+//! documents: ferrocrane's CRDs applied, then Crane's re-applied, and Crane's craned takes over the Recommendations ours wrote.
 
-mod crane_fixtures;
+mod cluster;
+mod targets;
+mod workloads;
 
-use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use anyhow::{Context, Result, bail};
-use crane_fixtures::targets::{self, STORAGE_NS};
-use crane_fixtures::workloads::{
-    Container, MINUTE, NS, Workload, deployment, history, oom_kill, workloads,
-};
+use anyhow::{Result, bail};
+use cluster::*;
+use ferrocrane_e2e::differential::{Documented, Verdict};
 use ferrocrane_e2e::{HistoryPrometheus, PrivateCluster, ServiceProcess, repo_root, wait_until};
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod};
-use kube::Client;
-use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, PostParams,
-};
-use serde_json::{Value, json};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use kube::api::{Api, DynamicObject, ListParams, PostParams};
+use serde_json::json;
+use targets::STORAGE_NS;
+use workloads::{Container, MINUTE, NS, Workload, deployment, history, oom_kill, workloads};
 
 /// Where the workload created moments before each run lives, under a rule of its own.
 const FRESH_NS: &str = "fresh";
-const MIGRATION_GUIDE: &str = "docs/migration-crane.md";
-
-/// A difference the migration guide documents: the `target`'s `recommender` outcome may
-/// differ; `doc` is a phrase of the guide's entry.
-struct Documented {
+/// Which outcome a guide entry covers: the `target`'s `recommender` outcome may differ.
+struct Outcome {
     target: &'static str,
     recommender: &'static str,
-    doc: &'static str,
 }
 
-const DOCUMENTED: &[Documented] = &[
+const DOCUMENTED: &[Documented<Outcome>] = &[
     Documented {
-        target: "duplicated",
-        recommender: "Replicas",
+        covers: Outcome {
+            target: "duplicated",
+            recommender: "Replicas",
+        },
         doc: "A container scraped by two jobs (the kubelet's cAdvisor and a standalone cAdvisor) counts once",
     },
     // Crane feeds its CPU series into the memory check, so memory never raises its replicas.
     Documented {
-        target: "memory-heavy",
-        recommender: "Replicas",
+        covers: Outcome {
+            target: "memory-heavy",
+            recommender: "Replicas",
+        },
         doc: "the Replicas recommender's memory path reads memory, not CPU",
     },
     // Usage exactly at a replica boundary; Crane adds the pause containers' to it.
     Documented {
-        target: "app",
-        recommender: "Replicas",
+        covers: Outcome {
+            target: "app",
+            recommender: "Replicas",
+        },
         doc: "Pause containers (`container=\"POD\"`) are left out of the Replicas recommender's workload usage",
     },
     Documented {
-        target: "app-gateway",
-        recommender: "Replicas",
+        covers: Outcome {
+            target: "app-gateway",
+            recommender: "Replicas",
+        },
         doc: "Pause containers (`container=\"POD\"`) are left out of the Replicas recommender's workload usage",
     },
     Documented {
-        target: "leak",
-        recommender: "Replicas",
+        covers: Outcome {
+            target: "leak",
+            recommender: "Replicas",
+        },
         doc: "the Replicas recommender's memory path reads memory, not CPU",
     },
     Documented {
-        target: "oom-killed",
-        recommender: "Replicas",
+        covers: Outcome {
+            target: "oom-killed",
+            recommender: "Replicas",
+        },
         doc: "the Replicas recommender's memory path reads memory, not CPU",
     },
     // Crane's HPA recommender fails on every target of a 1.26+ cluster; these are the ones
     // where ferrocrane's passes its checks (usage above 1 core, enough daily fluctuation).
     Documented {
-        target: "daily",
-        recommender: "HPA",
+        covers: Outcome {
+            target: "daily",
+            recommender: "HPA",
+        },
         doc: "Crane v0.11 lists HorizontalPodAutoscalers as `autoscaling/v2beta2`",
     },
     Documented {
-        target: "two-containers",
-        recommender: "HPA",
+        covers: Outcome {
+            target: "two-containers",
+            recommender: "HPA",
+        },
         doc: "Crane v0.11 lists HorizontalPodAutoscalers as `autoscaling/v2beta2`",
     },
     // app-gateway's OOM kill: Crane matches OOM records to a workload by pod-name prefix.
     Documented {
-        target: "app",
-        recommender: "Resource",
+        covers: Outcome {
+            target: "app",
+            recommender: "Resource",
+        },
         doc: "OOM records match containers exactly (`app` no longer matches `app-gateway`)",
     },
 ];
 
-fn crane_resource(kind: &str, plural: &str) -> ApiResource {
-    ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("analysis.crane.io", "v1alpha1", kind),
-        plural,
-    )
-}
-
-/// (target, recommender) → what a user adopts or acts on, or `failed: <message>`.
-type Outcomes = BTreeMap<(String, String), String>;
-
-/// A JSON document in a canonical form (keys sorted), so both encoders' outputs compare.
-fn canonical_json(text: &str) -> String {
-    serde_json::from_str::<Value>(text).map_or_else(|_| text.to_owned(), |v| v.to_string())
-}
-
-fn outcome(rec: &DynamicObject) -> Option<((String, String), String)> {
-    let labels = rec.metadata.labels.as_ref()?;
-    let target = labels
-        .get("analysis.crane.io/recommendation-target-name")?
-        .clone();
-    let recommender = labels
-        .get("analysis.crane.io/recommendation-rule-recommender")?
-        .clone();
-    let status = &rec.data["status"];
-    // Written once the round for it ran.
-    status.get("lastUpdateTime")?;
-    let field = |k: &str| status[k].as_str().unwrap_or("").to_owned();
-    let mut out = String::new();
-    for (key, value) in [
-        ("recommendedValue", field("recommendedValue")),
-        ("action", field("action")),
-        ("description", field("description")),
-        ("recommendedInfo", canonical_json(&field("recommendedInfo"))),
-        ("currentInfo", canonical_json(&field("currentInfo"))),
-    ] {
-        if !value.is_empty() {
-            out.push_str(&format!("{key}: {value}\n"));
-        }
-    }
-    if field("recommendedValue").is_empty() && field("action").is_empty() {
-        let message = rec
-            .metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get("analysis.crane.io/message"))
-            .cloned()
-            .unwrap_or_default();
-        out = format!("failed: {message}");
-    }
-    Some(((target, recommender), out))
-}
-
-/// Runs `process` until every target of every rule has an outcome; returns them.
-async fn outcomes_of(
-    recs: &Api<DynamicObject>,
-    process: &mut ServiceProcess,
-    who: &str,
-    expected: usize,
-) -> Result<Outcomes> {
-    let found = wait_until(
-        &format!("{expected} Recommendations written by {who}"),
-        Duration::from_secs(240),
-        || {
-            let recs = recs.clone();
-            let alive = process.ensure_running();
-            async move {
-                alive?;
-                let list = recs.list(&ListParams::default()).await?;
-                let outcomes: Outcomes = list.items.iter().filter_map(outcome).collect();
-                Ok((outcomes.len() >= expected).then_some(outcomes))
-            }
-        },
-    )
-    .await;
-    found.with_context(|| format!("log:\n{}", process.logs()))
-}
-
-/// `kubectl <verb> -f dir` for a directory of CRDs, then waits until they are established.
-async fn crds(
-    cluster: &ferrocrane_e2e::Cluster,
-    verb: &[&str],
-    dir: &std::path::Path,
-) -> Result<()> {
-    let out = cluster.kubectl()?.args(verb).arg("-f").arg(dir).output()?;
-    if !out.status.success() {
-        bail!(
-            "kubectl {} {}: {}",
-            verb.join(" "),
-            dir.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let out = cluster
-        .kubectl()?
-        .args(["wait", "--for=condition=Established", "--timeout=60s", "-f"])
-        .arg(dir)
-        .output()?;
-    if !out.status.success() {
-        bail!(
-            "CRDs not established: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    Ok(())
-}
-
-/// Whether the Recommendation CRD declares the status subresource.
-async fn declares_status(client: &Client) -> Result<bool> {
-    let crds: Api<DynamicObject> = Api::all_with(
-        client.clone(),
-        &ApiResource::from_gvk_with_plural(
-            &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
-            "customresourcedefinitions",
-        ),
-    );
-    let crd = crds.get("recommendations.analysis.crane.io").await?;
-    Ok(crd.data["spec"]["versions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|v| v.pointer("/subresources/status").is_some()))
-}
-
-fn config_file(dir: &std::path::Path) -> Result<std::path::PathBuf> {
-    let path = dir.join("recommendation-configuration.yaml");
-    std::fs::copy(
-        repo_root().join("config/craned/recommendation-configuration.yaml"),
-        &path,
-    )?;
-    Ok(path)
-}
-
-fn rule(
-    name: &str,
-    namespaces: Value,
-    kinds: &[(&str, &str)],
-    recommenders: &[&str],
-    config: Value,
-) -> Value {
-    json!({
-        "apiVersion": "analysis.crane.io/v1alpha1",
-        "kind": "RecommendationRule",
-        "metadata": {"name": name},
-        "spec": {
-            "runInterval": "24h",
-            "namespaceSelector": namespaces,
-            "resourceSelectors": kinds.iter().map(|(kind, api_version)| json!({
-                "kind": kind, "apiVersion": api_version,
-            })).collect::<Vec<_>>(),
-            "recommenders": recommenders.iter().map(|r| json!({"name": r, "config": config}))
-                .collect::<Vec<_>>(),
-        },
-    })
-}
-
-/// The OOM records in crane-system's `oom-record` ConfigMap: (pod, container) of each.
-async fn oom_records(client: &Client) -> Result<Vec<(String, String)>> {
-    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "crane-system");
-    let Some(cm) = cms.get_opt("oom-record").await? else {
-        return Ok(Vec::new());
-    };
-    let data = cm
-        .data
-        .unwrap_or_default()
-        .remove("data")
-        .unwrap_or_default();
-    let records: Vec<Value> = serde_json::from_str(&data)?;
-    Ok(records
-        .iter()
-        .map(|r| {
-            let s = |k: &str| r[k].as_str().unwrap_or_default().to_owned();
-            (s("Pod"), s("Container"))
-        })
-        .collect())
-}
-
-async fn wait_for_oom_records(
-    client: &Client,
-    killed: &[(String, String)],
-    process: &mut ServiceProcess,
-    who: &str,
-) -> Result<()> {
-    let found = wait_until(
-        &format!("{who}'s OOM records of {killed:?}"),
-        Duration::from_secs(60),
-        || {
-            let alive = process.ensure_running();
-            async move {
-                alive?;
-                let records = oom_records(client).await?;
-                Ok(killed.iter().all(|k| records.contains(k)).then_some(()))
-            }
-        },
-    )
-    .await;
-    found.with_context(|| format!("log:\n{}", process.logs()))
-}
-
-fn gone_or_deleted(result: kube::Result<()>) -> Result<()> {
-    match result {
-        Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
-        other => Ok(other?),
-    }
-}
-
-/// Deletes every Recommendation and rule, and the OOM records, so the next craned starts from
-/// nothing but the cluster's objects.
-async fn clean(
-    client: &Client,
-    rules: &Api<DynamicObject>,
-    recs: &Api<DynamicObject>,
-    rec_ar: &ApiResource,
-) -> Result<()> {
-    rules
-        .delete_collection(&DeleteParams::default(), &ListParams::default())
-        .await?;
-    for rec in recs.list(&ListParams::default()).await? {
-        let ns = rec.metadata.namespace.clone().unwrap_or_default();
-        let name = rec.metadata.name.clone().unwrap_or_default();
-        // The garbage collector may be there first: the rules own them.
-        gone_or_deleted(
-            Api::<DynamicObject>::namespaced_with(client.clone(), &ns, rec_ar)
-                .delete(&name, &DeleteParams::default())
-                .await
-                .map(|_| ()),
-        )?;
-    }
-    gone_or_deleted(
-        Api::<ConfigMap>::namespaced(client.clone(), "crane-system")
-            .delete("oom-record", &DeleteParams::default())
-            .await
-            .map(|_| ()),
-    )?;
-    wait_until(
-        "Crane's Recommendations gone",
-        Duration::from_secs(30),
-        || {
-            let recs = recs.clone();
-            let rules = rules.clone();
-            async move {
-                let left = recs.list(&ListParams::default()).await?.items.len()
-                    + rules.list(&ListParams::default()).await?.items.len();
-                Ok((left == 0).then_some(()))
-            }
-        },
-    )
-    .await
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn craned_recommends_like_crane() -> Result<()> {
-    let guide = std::fs::read_to_string(repo_root().join(MIGRATION_GUIDE))?;
-    for d in DOCUMENTED {
-        if !guide.contains(d.doc) {
-            bail!("{MIGRATION_GUIDE} does not contain {:?}", d.doc);
-        }
-    }
+    let mut verdict = Verdict::new("Crane v0.11.0", "docs/migration-crane.md", DOCUMENTED);
+    verdict.check_guide()?;
     let private = PrivateCluster::start("crane-diff")?;
     let cluster = &private.cluster;
     let crane_bin = cluster.original("crane-craned")?;
@@ -552,8 +311,6 @@ async fn craned_recommends_like_crane() -> Result<()> {
     }
     drop(ours);
 
-    let mut undocumented = Vec::new();
-    let mut documented = 0;
     let keys: std::collections::BTreeSet<_> = theirs.keys().chain(mine.keys()).cloned().collect();
     for key in &keys {
         let (a, b) = (theirs.get(key), mine.get(key));
@@ -562,31 +319,24 @@ async fn craned_recommends_like_crane() -> Result<()> {
         if a == b || (failed(a) && failed(b)) {
             continue;
         }
-        if DOCUMENTED
-            .iter()
-            .any(|d| d.target == key.0 && d.recommender == key.1)
-        {
-            documented += 1;
-            continue;
-        }
         let show = |o: Option<&String>| {
             o.map_or("(none)".into(), |s| {
                 s.trim_end().replace('\n', "\n              ")
             })
         };
-        undocumented.push(format!(
-            "{}/{}:\n  crane:      {}\n  ferrocrane: {}",
-            key.0,
-            key.1,
-            show(a),
-            show(b),
-        ));
+        verdict.differ(
+            |k| k.target == key.0 && k.recommender == key.1,
+            || {
+                format!(
+                    "{}/{}:\n  crane:      {}\n  ferrocrane: {}",
+                    key.0,
+                    key.1,
+                    show(a),
+                    show(b)
+                )
+            },
+        );
     }
-    println!(
-        "craned differential: {} recommendations compared, {} differing ({documented} documented)",
-        keys.len(),
-        undocumented.len() + documented
-    );
     // The HPA entries are allowed for one reason only: Crane cannot read HPAs on this cluster.
     for target in ["daily", "two-containers"] {
         let key = (target.to_owned(), "HPA".to_owned());
@@ -599,13 +349,7 @@ async fn craned_recommends_like_crane() -> Result<()> {
             );
         }
     }
-    if !undocumented.is_empty() {
-        bail!(
-            "{} undocumented differences from Crane v0.11.0 (fix them or list them in {MIGRATION_GUIDE}):\n\n{}",
-            undocumented.len(),
-            undocumented.join("\n\n")
-        );
-    }
+    verdict.judge(&format!("craned ({} recommendations compared)", keys.len()))?;
 
     // The way back, as the guide says it: a user who applied ferrocrane's CRDs re-applies
     // Crane's, and Crane's craned updates the Recommendations ferrocrane wrote.

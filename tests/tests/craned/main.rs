@@ -1,0 +1,16 @@
+//! craned end to end: Recommendations from backfilled history (values, deletion, reloads,
+//! OOM kills, leader election, Prometheus faults, idle nodes), OOM records, remote read, the
+//! one-shot report, and Crane's own craned beside it.
+
+mod bed;
+mod differential;
+mod idle_nodes;
+mod leader;
+mod oom;
+mod oom_rounds;
+mod prometheus_faults;
+mod recommendations;
+mod reload;
+mod remote_read;
+mod report;
+mod unchanged;
