@@ -2,12 +2,12 @@
 # Builds the Go originals that the differential tests (hack/test.sh) and the side-by-side
 # benchmarks (hack/bench/) run beside ferrocrane, into $FERROCRANE_CACHE/bin:
 #   kube-state-metrics   k8s.io/kube-state-metrics/v2 v2.20.0, pinned in hack/tools/kube-state-metrics
-#                        (tests/tests/ksm_differential.rs, hack/bench/ksm.sh)
+#                        (tests/tests/ksm/differential.rs, hack/bench/ksm.sh)
 #   prometheus-adapter   sigs.k8s.io/prometheus-adapter v0.12.0 (cmd/adapter), pinned in
-#                        hack/tools/prometheus-adapter (tests/tests/adapter_differential.rs,
+#                        hack/tools/prometheus-adapter (tests/tests/adapter/differential/,
 #                        hack/bench/adapter.sh)
 #   crane-craned         github.com/gocrane/crane v0.11.0 (cmd/craned, CGO off), pinned in
-#                        hack/tools/crane (tests/tests/craned_differential.rs)
+#                        hack/tools/crane (tests/tests/craned/differential/)
 #
 #   hack/originals.sh [kube-state-metrics|prometheus-adapter|crane-craned]...
 #                                                  (default: all; hack/setup.sh runs it)

@@ -1,7 +1,7 @@
 //! metrics-adapter and craned on the query layers users put in front of Prometheus when one
 //! is not enough (issue 16, docs/backends.md): VictoriaMetrics single-node, and Thanos Query
 //! over two Prometheus replicas with sidecars. Each backend must give the answers a plain
-//! Prometheus gives (tests/tests/adapter.rs, tests/tests/craned.rs) — discovery, custom,
+//! Prometheus gives (tests/tests/adapter/apis.rs, tests/tests/craned/recommendations.rs) — discovery, custom,
 //! external and resource metrics, a real HPA scaling, Recommendations equal to the values
 //! computed from the history — and through Thanos the replicas' series must be deduplicated
 //! and a replica going down must never produce a wrong value.
@@ -350,7 +350,7 @@ async fn adapter_on_thanos_over_two_replicas() -> Result<()> {
     adapter_on(BackendKind::Thanos).await
 }
 
-/// craned's Resource recommendations from the same week of history as tests/tests/craned.rs,
+/// craned's Resource recommendations from the same week of history as tests/tests/craned/recommendations.rs,
 /// loaded into the backend, must equal the values computed from that history.
 async fn craned_on(kind: BackendKind) -> Result<()> {
     let cluster = Cluster::get()?;

@@ -5,7 +5,7 @@
 //! - memory: `max by (container, pod) (container_memory_working_set_bytes{…})`
 //!
 //! evaluated at every point `start + k·step ≤ end` exactly as the PromQL engine does it, so
-//! recommendations do not depend on which path read the history (`tests/tests/craned_remote_read.rs`
+//! recommendations do not depend on which path read the history (`tests/tests/craned/remote_read.rs`
 //! compares both on one Prometheus): `irate` takes the last two samples in the window (staleness
 //! markers dropped), a lower last value is a counter reset, the difference is divided by the
 //! interval in seconds as Go computes it; an instant selector takes the newest sample within
