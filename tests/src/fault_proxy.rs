@@ -45,6 +45,8 @@ struct Shared {
     http: reqwest::Client,
     requests: AtomicU64,
     refused_uris: AtomicU64,
+    /// Instant queries (`/api/v1/query`) received and not yet answered.
+    queries_in_flight: AtomicU64,
 }
 
 /// The proxy, on a fixed loopback port until dropped.
@@ -73,6 +75,7 @@ impl FaultProxy {
                 .timeout(Duration::from_secs(120))
                 .build()?,
             requests: AtomicU64::new(0),
+            queries_in_flight: AtomicU64::new(0),
             refused_uris: AtomicU64::new(0),
         });
         let listener = bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
@@ -117,6 +120,12 @@ impl FaultProxy {
         self.shared.requests.load(Ordering::Relaxed)
     }
 
+    /// Instant queries (`/api/v1/query`) the proxy holds right now (a [`Fault::Slow`] holds
+    /// each for its delay): a test waits on this to know its requests reached Prometheus.
+    pub fn queries_in_flight(&self) -> u64 {
+        self.shared.queries_in_flight.load(Ordering::Relaxed)
+    }
+
     /// Requests answered 414 by [`Fault::UriLimit`] so far.
     pub fn refused_uris(&self) -> u64 {
         self.shared.refused_uris.load(Ordering::Relaxed)
@@ -150,8 +159,21 @@ fn serve(
     (stop, task)
 }
 
+/// Counts an instant query in flight until dropped, however its answer ends.
+struct InFlight<'a>(&'a AtomicU64);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     shared.requests.fetch_add(1, Ordering::Relaxed);
+    let _query = (request.uri().path() == "/api/v1/query").then(|| {
+        shared.queries_in_flight.fetch_add(1, Ordering::Relaxed);
+        InFlight(&shared.queries_in_flight)
+    });
     let fault = shared
         .fault
         .lock()

@@ -177,8 +177,13 @@ async fn aggregated_api_is_proxied_with_a_verified_front_proxy_identity() -> Res
             String::from_utf8_lossy(&out.stderr)
         );
         let body: serde_json::Value = serde_json::from_slice(&out.stdout)?;
-        assert_eq!(body["groupVersion"], format!("{group}/{version}"));
-        assert_eq!(body["resources"][0]["kind"], "Widget");
+        // Checked with ensure!, not assert!: a panic here would skip the APIService's
+        // deletion below, and an unavailable APIService breaks discovery for every other test.
+        anyhow::ensure!(
+            body["groupVersion"] == format!("{group}/{version}"),
+            "{body}"
+        );
+        anyhow::ensure!(body["resources"][0]["kind"] == "Widget", "{body}");
 
         let users = seen.0.lock().map(|s| s.clone()).unwrap_or_default();
         let admin = users
@@ -187,7 +192,7 @@ async fn aggregated_api_is_proxied_with_a_verified_front_proxy_identity() -> Res
             .with_context(|| {
                 format!("no request arrived with X-Remote-User ferrocrane-admin; saw {users:?}")
             })?;
-        assert!(
+        anyhow::ensure!(
             admin.groups.iter().any(|g| g == "system:masters"),
             "groups: {:?}",
             admin.groups

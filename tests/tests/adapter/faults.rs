@@ -121,7 +121,14 @@ async fn prometheus_faults_are_answered_clearly_and_recovered_from() -> Result<(
             "{fault:?}: the log does not name the cause ({cause:?}):\n{log}"
         );
         // Relists fail as well (every 2 s); discovery keeps what the last good one found.
-        tokio::time::sleep(Duration::from_secs(5)).await;
+        wait_until("a failed relist", Duration::from_secs(30), || {
+            let failed = adapter
+                .lines_after(log_offset)
+                .contains("series query failed");
+            async move { Ok(failed.then_some(())) }
+        })
+        .await
+        .with_context(|| format!("{fault:?}: a failed relist is not logged"))?;
         let (status, list) = adapter.get(discovery_path).await?;
         ensure!(
             status == 200 && discovered(&list),
@@ -205,9 +212,29 @@ async fn prometheus_faults_are_answered_clearly_and_recovered_from() -> Result<(
             })
         })
         .collect();
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // SIGTERM once all four are held at Prometheus, i.e. in flight in the adapter.
+    wait_until("four queries in flight", Duration::from_secs(30), || {
+        let n = proxy.queries_in_flight();
+        async move { Ok((n >= 4).then_some(())) }
+    })
+    .await?;
     adapter.process.signal("TERM")?;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The listener closes as the drain starts: wait for a fresh connection to be refused.
+    wait_until("the listener closed", Duration::from_secs(10), || {
+        let url = format!("{}/readyz", adapter.base);
+        async move {
+            let refused = reqwest::Client::builder()
+                .danger_accept_invalid_certs(true)
+                .timeout(Duration::from_secs(2))
+                .build()?
+                .get(url)
+                .send()
+                .await
+                .is_err_and(|e| e.is_connect());
+            Ok(refused.then_some(()))
+        }
+    })
+    .await?;
     let fresh = reqwest::Client::builder()
         .danger_accept_invalid_certs(true)
         .timeout(Duration::from_secs(5))

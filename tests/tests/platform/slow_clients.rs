@@ -14,7 +14,7 @@ use anyhow::{Context, Result, bail};
 use ferrocrane_e2e::ksm::start_ksm;
 use ferrocrane_e2e::{
     Cluster, ClusterLock, METRICS_APISERVICES_LOCK, MetricsAdapter, ServiceProcess, http_client,
-    repo_root, two_ports,
+    repo_root, two_ports, wait_until,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -33,14 +33,21 @@ enum Hostile {
 }
 
 /// Runs one hostile client until `stop`, reconnecting whenever the server closes; counts the
-/// closes in `dropped`.
+/// closes in `dropped`, and itself in `stalling` once its first connection is open and stalled.
 async fn hostile(
     addr: SocketAddr,
     kind: Hostile,
     stop: Arc<AtomicBool>,
     dropped: Arc<AtomicUsize>,
     ended_once: Arc<AtomicBool>,
+    stalling: Arc<AtomicUsize>,
 ) {
+    let mut counted = false;
+    let mut stalled = || {
+        if !std::mem::replace(&mut counted, true) {
+            stalling.fetch_add(1, Ordering::Relaxed);
+        }
+    };
     const HEAD: &[u8] = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
     while !stop.load(Ordering::Relaxed) {
         let Ok(mut conn) = TcpStream::connect(addr).await else {
@@ -49,9 +56,13 @@ async fn hostile(
         };
         let mut buf = [0u8; 1024];
         let closed = match kind {
-            Hostile::Silent => wait_closed(&mut conn, &mut buf, &stop).await,
+            Hostile::Silent => {
+                stalled();
+                wait_closed(&mut conn, &mut buf, &stop).await
+            }
             Hostile::HalfHead => {
                 let _ = conn.write_all(&HEAD[..HEAD.len() / 2]).await;
+                stalled();
                 wait_closed(&mut conn, &mut buf, &stop).await
             }
             Hostile::Trickle => {
@@ -64,6 +75,7 @@ async fn hostile(
                         closed = true;
                         break;
                     }
+                    stalled();
                     tokio::time::sleep(Duration::from_millis(200)).await;
                 }
                 closed
@@ -129,6 +141,7 @@ async fn measure(
     let idle = p99(client, url).await?;
     let stop = Arc::new(AtomicBool::new(false));
     let dropped = Arc::new(AtomicUsize::new(0));
+    let stalling = Arc::new(AtomicUsize::new(0));
     let ended: Vec<Arc<AtomicBool>> = (0..kinds.len() * HOSTILE_PER_KIND)
         .map(|_| Arc::new(AtomicBool::new(false)))
         .collect();
@@ -136,10 +149,29 @@ async fn measure(
         .iter()
         .flat_map(|k| std::iter::repeat_n(*k, HOSTILE_PER_KIND))
         .zip(&ended)
-        .map(|(k, e)| tokio::spawn(hostile(addr, k, stop.clone(), dropped.clone(), e.clone())))
+        .map(|(k, e)| {
+            let task = hostile(
+                addr,
+                k,
+                stop.clone(),
+                dropped.clone(),
+                e.clone(),
+                stalling.clone(),
+            );
+            tokio::spawn(task)
+        })
         .collect();
     // Every hostile client connected and stalled before the normal one measures.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    let hostiles = ended.len();
+    wait_until(
+        "every hostile client stalling",
+        Duration::from_secs(30),
+        || {
+            let n = stalling.load(Ordering::Relaxed);
+            async move { Ok((n >= hostiles).then_some(())) }
+        },
+    )
+    .await?;
     let loaded = p99(client, url).await;
     // Until the server's timeouts (ksm 5 s, the others 10 s) have ended each hostile client's
     // connection at least once, or 40 s.
