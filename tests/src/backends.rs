@@ -19,6 +19,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use crate::cluster::Cluster;
+use crate::history::History;
 use crate::ports::free_port;
 use crate::process::{http_client, random_suffix, run};
 use crate::prometheus::PrometheusHandle;
@@ -95,8 +96,9 @@ impl Backend {
         Backend::start(kind, Source::Scrape(&config)).await
     }
 
-    /// A backend holding `openmetrics` (timestamps in seconds, ending in `# EOF`).
-    pub async fn history(kind: BackendKind, openmetrics: &str) -> Result<Backend> {
+    /// A backend holding `history`.
+    pub async fn history(kind: BackendKind, history: &History) -> Result<Backend> {
+        let openmetrics = &history.openmetrics();
         Backend::start(kind, Source::History(openmetrics)).await
     }
 

@@ -4,9 +4,9 @@
 //! lookups against the test cluster.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::history::History;
 use crate::{Cluster, ServiceProcess, http_client};
 use anyhow::{Context, Result};
 use ferrocrane_core::quantity::Quantity;
@@ -14,7 +14,7 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use serde_json::{Value, json};
 
 pub const MINUTE: i64 = 60;
-pub const WEEK_MINUTES: i64 = 7 * 24 * 60;
+pub use crate::history::WEEK_MINUTES;
 pub const MIB: f64 = 1024.0 * 1024.0;
 
 /// A container's usage pattern: per minute `i`, `high` for the last `high_every_hundred`
@@ -106,42 +106,20 @@ pub fn workloads() -> Vec<Workload> {
     ]
 }
 
-/// cAdvisor-style OpenMetrics with timestamps: a CPU counter growing by rate × 60 each minute
-/// and a working-set gauge, for every pod and container, over a week up to `end`.
-pub fn history(namespace: &str, end_minute: i64) -> String {
-    let first = end_minute - WEEK_MINUTES - 10;
-    let mut out = String::new();
+/// The workloads' cAdvisor history in `namespace`: every pod's containers, one sample a
+/// minute over a week (and ten minutes) up to `end_minute`.
+pub fn history(namespace: &str, end_minute: i64) -> History {
+    let mut history = History::new();
     for w in workloads() {
         for pod in w.pods {
             for (c, p, _, _) in &w.containers {
-                let mut counter = 0.0;
-                for m in first..=end_minute {
-                    counter += p.cpu(m) * 60.0;
-                    let _ = writeln!(
-                        out,
-                        "container_cpu_usage_seconds_total{{namespace=\"{namespace}\",pod=\"{pod}\",container=\"{c}\"}} {counter} {}",
-                        m * MINUTE
-                    );
-                }
+                let labels = format!("namespace=\"{namespace}\",pod=\"{pod}\",container=\"{c}\"");
+                let minutes = end_minute - WEEK_MINUTES - 10..=end_minute;
+                history.cadvisor(&labels, minutes, |m| p.cpu(m), |m| p.mem(m));
             }
         }
     }
-    for w in workloads() {
-        for pod in w.pods {
-            for (c, p, _, _) in &w.containers {
-                for m in first..=end_minute {
-                    let _ = writeln!(
-                        out,
-                        "container_memory_working_set_bytes{{namespace=\"{namespace}\",pod=\"{pod}\",container=\"{c}\"}} {} {}",
-                        p.mem(m),
-                        m * MINUTE
-                    );
-                }
-            }
-        }
-    }
-    out.push_str("# EOF\n");
-    out
+    history
 }
 
 /// The p99 of Crane's histogram, computed here from the documented algorithm rather than

@@ -43,7 +43,7 @@ pub use craned_crds::install_craned_crds;
 pub use exporter::Exporter;
 pub use fault_proxy::{Fault, FaultProxy};
 pub use helm::{ClusterLock, Helm, METRICS_APISERVICES_LOCK, Manifest};
-pub use history::HistoryPrometheus;
+pub use history::{History, HistoryPrometheus, WEEK_MINUTES};
 pub use kwok::{KWOK_USAGE_CPU, KWOK_USAGE_MEMORY};
 pub use namespace::TestNamespace;
 pub use pinned::{PinnedPrometheus, pin_time};

@@ -1,29 +1,32 @@
 //! IdleNode and Service recommenders read their thresholds' series from Prometheus with
 //! Crane's expressions: idle nodes and orphan LoadBalancer Services.
 
-use std::fmt::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
 use ferrocrane_e2e::craned::*;
-use ferrocrane_e2e::{Cluster, HistoryPrometheus, install_craned_crds, two_ports, wait_until};
+use ferrocrane_e2e::{
+    Cluster, History, HistoryPrometheus, install_craned_crds, two_ports, wait_until,
+};
 use k8s_openapi::api::core::v1::{Node, Pod, Service};
 use kube::api::{Api, DeleteParams, DynamicObject, PostParams};
 use serde_json::{Value, json};
 
 /// `end_minute`; counters accumulate `value × 60` per minute.
-fn flat_history(end_minute: i64, series: &[(String, f64, bool)]) -> String {
-    let mut out = String::new();
+fn flat_history(end_minute: i64, series: &[(String, f64, bool)]) -> History {
+    let mut history = History::new();
     for (name, value, counter) in series {
+        let (metric, labels) = name
+            .split_once('{')
+            .map_or((name.as_str(), ""), |(m, l)| (m, l.trim_end_matches('}')));
+        let minutes = end_minute - 24 * 60..=end_minute;
         let mut total = 0.0;
-        for m in end_minute - 24 * 60..=end_minute {
+        history.series(metric, labels, minutes.map(|m| m * MINUTE), |_| {
             total += value * 60.0;
-            let v = if *counter { total } else { *value };
-            let _ = writeln!(out, "{name} {v} {}", m * MINUTE);
-        }
+            if *counter { total } else { *value }
+        });
     }
-    out.push_str("# EOF\n");
-    out
+    history
 }
 
 /// Deletes the test's Nodes (cluster-scoped, so the namespace does not take them along).

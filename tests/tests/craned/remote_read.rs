@@ -7,14 +7,13 @@
 //! evaluation times and steps, two of them putting a sample exactly on the left edge of the
 //! `irate` window and of the lookback. Prometheus' own request counters prove each path was the one used.
 
-use std::fmt::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, ensure};
 use ferrocrane_core::prometheus::PrometheusClient;
 use ferrocrane_core::prometheus::remote_read::ReadFormat;
 use ferrocrane_craned::datasource::{History, HistoryRead, Retry, UsageQueries, WorkloadHistory};
-use ferrocrane_e2e::HistoryPrometheus;
+use ferrocrane_e2e::{History as OpenMetricsHistory, HistoryPrometheus};
 
 const NAMESPACE: &str = "remote-read";
 const SCRAPE_MS: i64 = 30_000;
@@ -72,40 +71,40 @@ fn samples(rng: &mut Lcg, end_ms: i64, gap: bool, reset: bool) -> Vec<(i64, f64,
 
 /// The OpenMetrics history, and the timestamps of the last two samples before the first
 /// series' gap (for the window-edge cases).
-fn history(end_ms: i64) -> (String, [i64; 2]) {
+fn history(end_ms: i64) -> (OpenMetricsHistory, [i64; 2]) {
     let mut rng = Lcg(15);
-    let mut cpu = String::new();
-    let mut memory = String::new();
+    let mut history = OpenMetricsHistory::new();
     let mut before_gap = Vec::new();
-    let mut series =
-        |labels: String, gap: bool, reset: bool, cpu: &mut String, mem: &mut String| {
-            let samples = samples(&mut rng, end_ms, gap, reset);
-            if gap && before_gap.is_empty() {
-                let gap_at = end_ms - SPAN_MS / 2;
-                before_gap = samples
-                    .iter()
-                    .map(|s| s.0)
-                    .filter(|t| *t < gap_at)
-                    .collect();
-            }
-            for (t, counter, gauge) in samples {
-                let _ = writeln!(
-                    cpu,
-                    "container_cpu_usage_seconds_total{{{labels}}} {counter} {}",
-                    seconds(t)
-                );
-                let _ = writeln!(
-                    mem,
-                    "container_memory_working_set_bytes{{{labels}}} {gauge} {}",
-                    seconds(t)
-                );
-            }
-        };
+    let mut series = |labels: String, gap: bool, reset: bool| {
+        let samples = samples(&mut rng, end_ms, gap, reset);
+        if gap && before_gap.is_empty() {
+            let gap_at = end_ms - SPAN_MS / 2;
+            before_gap = samples
+                .iter()
+                .map(|s| s.0)
+                .filter(|t| *t < gap_at)
+                .collect();
+        }
+        for (t, counter, gauge) in samples {
+            history.sample(
+                "container_cpu_usage_seconds_total",
+                &labels,
+                counter,
+                seconds(t),
+            );
+            history.sample(
+                "container_memory_working_set_bytes",
+                &labels,
+                gauge,
+                seconds(t),
+            );
+        }
+    };
     for (_, _, pods, containers) in WORKLOADS {
         for (i, pod) in pods.iter().enumerate() {
             for c in containers {
                 let labels = format!(r#"namespace="{NAMESPACE}",pod="{pod}",container="{c}""#);
-                series(labels, i == 0, i == 1, &mut cpu, &mut memory);
+                series(labels, i == 0, i == 1);
             }
         }
     }
@@ -114,29 +113,20 @@ fn history(end_ms: i64) -> (String, [i64; 2]) {
         format!(r#"namespace="{NAMESPACE}",pod="web-7d9f8c-abcde",container="app",job="cadvisor""#),
         false,
         false,
-        &mut cpu,
-        &mut memory,
     );
     // Must not count: the pause container, and a pod the workload's regex does not match.
     series(
         format!(r#"namespace="{NAMESPACE}",pod="web-7d9f8c-abcde",container="POD""#),
         false,
         false,
-        &mut cpu,
-        &mut memory,
     );
     series(
         format!(r#"namespace="{NAMESPACE}",pod="webhook-0",container="app""#),
         false,
         false,
-        &mut cpu,
-        &mut memory,
     );
     let n = before_gap.len();
-    (
-        format!("{cpu}{memory}# EOF\n"),
-        [before_gap[n - 2], before_gap[n - 1]],
-    )
+    (history, [before_gap[n - 2], before_gap[n - 1]])
 }
 
 async fn handler_requests(prometheus: &str, handler: &str) -> Result<f64> {
@@ -175,8 +165,8 @@ async fn read_all(
 async fn remote_read_gives_the_range_queries_answers() -> Result<()> {
     let now_ms = i64::try_from(SystemTime::now().duration_since(UNIX_EPOCH)?.as_millis())?;
     let end_ms = now_ms - now_ms % 60_000 - 60_000;
-    let (openmetrics, [second_last, last]) = history(end_ms);
-    let prometheus = HistoryPrometheus::start(&openmetrics).await?;
+    let (history, [second_last, last]) = history(end_ms);
+    let prometheus = HistoryPrometheus::start(&history).await?;
     let url = prometheus.handle.url.clone();
     let at = |ms: i64| UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0));
     let cases = [

@@ -4,12 +4,11 @@
 //! synthetic series; a look-alike Deployment's heavy usage does not leak in; the other formats
 //! carry the same numbers.
 
-use std::fmt::Write as _;
 use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use ferrocrane_e2e::{Cluster, HistoryPrometheus, binary, wait_until};
+use ferrocrane_e2e::{Cluster, History, HistoryPrometheus, binary, wait_until};
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
@@ -84,32 +83,23 @@ async fn pods_of(pods: &Api<Pod>, app: &str, n: usize) -> Result<Vec<String>> {
     .await
 }
 
-/// cAdvisor's two series for each pod, one sample a minute over `[start, end]`: the CPU
-/// counter grows by the profile's cores × 60 s each minute.
-fn history(ns: &str, pods: &[(String, Profile)], start: i64, end: i64) -> String {
-    let mut om = String::from("# TYPE container_cpu_usage_seconds counter\n");
+/// cAdvisor's two series for each pod, one sample a minute over `[start, end]` (whole
+/// minutes): the CPU counter grows by the profile's cores × 60 s each minute.
+fn history(ns: &str, pods: &[(String, Profile)], start: i64, end: i64) -> History {
+    let mut history = History::new();
+    let first = start / 60;
     for (pod, profile) in pods {
-        let mut counter = 0.0;
-        for (i, t) in (start..=end).step_by(60).enumerate() {
-            counter += profile(i as i64).0 * 60.0;
-            let _ = writeln!(
-                om,
-                "container_cpu_usage_seconds_total{{namespace=\"{ns}\",pod=\"{pod}\",container=\"app\",image=\"registry.invalid/app:1\"}} {counter} {t}"
-            );
-        }
+        let labels = format!(
+            "namespace=\"{ns}\",pod=\"{pod}\",container=\"app\",image=\"registry.invalid/app:1\""
+        );
+        history.cadvisor(
+            &labels,
+            first..=end / 60,
+            |m| profile(m - first).0,
+            |m| profile(m - first).1,
+        );
     }
-    om.push_str("# TYPE container_memory_working_set_bytes gauge\n");
-    for (pod, profile) in pods {
-        for (i, t) in (start..=end).step_by(60).enumerate() {
-            let _ = writeln!(
-                om,
-                "container_memory_working_set_bytes{{namespace=\"{ns}\",pod=\"{pod}\",container=\"app\",image=\"registry.invalid/app:1\"}} {} {t}",
-                profile(i as i64).1
-            );
-        }
-    }
-    om.push_str("# EOF\n");
-    om
+    history
 }
 
 /// Crane's Resource estimate, computed the textbook way: every sample weighs its value; the

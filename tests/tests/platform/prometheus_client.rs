@@ -2,39 +2,31 @@
 //! against the query layers of docs/backends.md (VictoriaMetrics, Thanos Query over two
 //! replicas) holding the same history: the same answers from each.
 
-use std::fmt::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
 use ferrocrane_core::prometheus::{
     PrometheusClient, PrometheusConfig, PrometheusError, QueryResult,
 };
-use ferrocrane_e2e::{Backend, BackendKind, HistoryPrometheus};
+use ferrocrane_e2e::{Backend, BackendKind, History, HistoryPrometheus};
 
 const STEP_S: i64 = 60;
 const POINTS: i64 = 6 * 60; // six hours at one-minute resolution
 
 /// Two series whose values encode their timestamps, so a merged range can be checked exactly.
-fn history(end_s: i64) -> String {
+fn history(end_s: i64) -> History {
     let start = end_s - (POINTS - 1) * STEP_S;
-    let mut om =
-        String::from("# HELP e2e_history_value Test history.\n# TYPE e2e_history_value gauge\n");
-    for pod in ["a", "b"] {
-        for i in 0..POINTS {
-            let t = start + i * STEP_S;
-            let v = if pod == "a" {
-                i as f64
-            } else {
-                -(i as f64) / 2.0
-            };
-            let _ = writeln!(
-                om,
-                "e2e_history_value{{pod=\"{pod}\",namespace=\"ns1\"}} {v} {t}"
-            );
-        }
+    let mut history = History::new();
+    for (pod, per_step) in [("a", 1.0), ("b", -0.5)] {
+        let times = (0..POINTS).map(|i| start + i * STEP_S);
+        history.series(
+            "e2e_history_value",
+            &format!("pod=\"{pod}\",namespace=\"ns1\""),
+            times,
+            |t| per_step * ((t - start) / STEP_S) as f64,
+        );
     }
-    om.push_str("# EOF\n");
-    om
+    history
 }
 
 fn at(s: i64) -> SystemTime {

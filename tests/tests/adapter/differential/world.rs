@@ -1,11 +1,8 @@
 //! What both adapters answer about: the objects a run creates in the cluster, and the
 //! Prometheus history that names them.
 
-use std::collections::BTreeMap;
-use std::fmt::Write as _;
-
 use anyhow::Result;
-use ferrocrane_e2e::{Cluster, create_bare_node, patch_pod_status, running_status};
+use ferrocrane_e2e::{Cluster, History, create_bare_node, patch_pod_status, running_status};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Node, Pod, Service};
 use kube::api::{Api, PostParams};
@@ -20,7 +17,7 @@ pub struct World {
 
 /// The series in Prometheus, for objects of `world`; values chosen so every rule has
 /// something to find. Counters rise at the given rate per second.
-pub fn history(world: &World, end: i64) -> String {
+pub fn history(world: &World, end: i64) -> History {
     let (ns, other) = (world.ns.as_str(), world.other_ns.as_str());
     let [node_a, node_b] = &world.nodes;
     // (metric, labels, value at `end`, rate per second)
@@ -141,30 +138,14 @@ pub fn history(world: &World, end: i64) -> String {
         0.0,
     );
 
-    let mut om = String::new();
-    let mut by_metric: BTreeMap<&str, Vec<(String, f64, f64)>> = BTreeMap::new();
-    for (m, l, v, r) in series {
-        by_metric.entry(m).or_default().push((l, v, r));
+    let mut history = History::new();
+    let (step, span) = (15, 30 * 60);
+    for (metric, labels, value, rate) in series {
+        history.series(metric, &labels, (end - span..=end).step_by(step), |t| {
+            value - rate * (end - t) as f64
+        });
     }
-    let step = 15;
-    let span = 30 * 60;
-    for (metric, rows) in by_metric {
-        let counter = metric.ends_with("_total");
-        let family = metric.strip_suffix("_total").unwrap_or(metric);
-        let _ = writeln!(
-            om,
-            "# TYPE {family} {}",
-            if counter { "counter" } else { "gauge" }
-        );
-        for (labels, value, rate) in rows {
-            for t in (end - span..=end).step_by(step) {
-                let v = value - rate * (end - t) as f64;
-                let _ = writeln!(om, "{metric}{{{labels}}} {v} {t}");
-            }
-        }
-    }
-    om.push_str("# EOF\n");
-    om
+    history
 }
 
 /// Creates the objects the history names: pods (Running, labelled), a pod without series,

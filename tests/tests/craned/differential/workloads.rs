@@ -2,11 +2,10 @@
 //! cAdvisor history Prometheus holds for them, and their Deployments.
 
 use std::f64::consts::PI;
-use std::fmt::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
-use ferrocrane_e2e::patch_pod_status;
+use ferrocrane_e2e::{History, patch_pod_status};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams};
 use serde_json::{Value, json};
@@ -167,10 +166,9 @@ pub fn workloads() -> Vec<Workload> {
     ]
 }
 
-/// cAdvisor-style OpenMetrics with timestamps over a week up to `end_minute`.
-pub fn history(end_minute: i64) -> String {
-    let mut cpu = String::new();
-    let mut mem = String::new();
+/// The workloads' cAdvisor history over a week up to `end_minute`.
+pub fn history(end_minute: i64) -> History {
+    let mut history = History::new();
     for w in workloads().iter().filter(|w| w.history) {
         let jobs: &[&str] = if w.duplicated {
             &["kubelet", "cadvisor"]
@@ -190,28 +188,14 @@ pub fn history(end_minute: i64) -> String {
                         "job=\"{job}\",namespace=\"{NS}\",pod=\"{pod}\",container=\"{}\"",
                         c.name
                     );
-                    let mut counter = 0.0;
-                    for m in (end_minute - from)..(end_minute - to).max(end_minute - from + 1) {
-                        counter += (c.cpu)(m) * 60.0;
-                        let _ = writeln!(
-                            cpu,
-                            "container_cpu_usage_seconds_total{{{labels}}} {counter} {}",
-                            m * MINUTE
-                        );
-                        let _ = writeln!(
-                            mem,
-                            "container_memory_working_set_bytes{{{labels}}} {} {}",
-                            (c.mem)(m).round(),
-                            m * MINUTE
-                        );
-                    }
+                    let first = end_minute - from;
+                    let last = (end_minute - to).max(first + 1) - 1;
+                    history.cadvisor(&labels, first..=last, c.cpu, |m| (c.mem)(m).round());
                 }
             }
         }
     }
-    format!(
-        "# TYPE container_cpu_usage_seconds counter\n{cpu}# TYPE container_memory_working_set_bytes gauge\n{mem}# EOF\n"
-    )
+    history
 }
 
 /// A Deployment of two pods on kwok's nodes (they run, as the Replicas recommender expects).
