@@ -65,7 +65,8 @@ if ! wait "$CLUSTER_PID"; then
 fi
 CLUSTER_PID=""
 
-JUNIT="$CARGO_TARGET_DIR/nextest/default/junit.xml"
+# nextest keeps its store in the workspace's target/ (git-ignored), not in CARGO_TARGET_DIR.
+JUNIT="$FERROCRANE_ROOT/target/nextest/default/junit.xml"
 rm -f "$JUNIT"
 # shellcheck disable=SC2086 # NEXTEST_ARGS is split on purpose
 FERROCRANE_E2E_ENV="$CLUSTER_DIR/env" phase "tests (unit, fuzz corpora, e2e)" \
