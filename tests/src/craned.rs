@@ -173,22 +173,11 @@ recommenders:
 }
 
 pub fn deployment(namespace: &str, w: &Workload) -> Value {
-    json!({
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": w.name, "namespace": namespace, "labels": {"app": w.name}},
-        "spec": {
-            "replicas": 2,
-            "selector": {"matchLabels": {"app": w.name}},
-            "template": {
-                "metadata": {"labels": {"app": w.name}},
-                "spec": {"containers": w.containers.iter().map(|(c, _, cpu, mem)| json!({
-                    "name": c, "image": "registry.invalid/app:1",
-                    "resources": {"requests": {"cpu": cpu, "memory": mem}},
-                })).collect::<Vec<_>>()},
-            },
-        },
-    })
+    let mut d = crate::workload::Workload::deployment(w.name).replicas(2);
+    for (c, _, cpu, mem) in &w.containers {
+        d = d.container(c, cpu, mem);
+    }
+    d.json(Some(namespace))
 }
 
 pub fn recommendation_api(client: &kube::Client, namespace: &str) -> Api<DynamicObject> {

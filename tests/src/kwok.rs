@@ -7,6 +7,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use serde_json::{Value, json};
 
 use crate::cluster::Cluster;
+use crate::workload::Workload;
 
 /// A pod's CPU usage, as a quantity (`250m`); kwok reports 1m without it.
 pub const KWOK_USAGE_CPU: &str = "kwok.x-k8s.io/usage-cpu";
@@ -47,24 +48,11 @@ impl Cluster {
         replicas: i32,
         annotations: Value,
     ) -> Result<Deployment> {
-        Ok(serde_json::from_value(json!({
-            "metadata": { "name": name },
-            "spec": {
-                "replicas": replicas,
-                "selector": { "matchLabels": { "app": name } },
-                "template": {
-                    "metadata": { "labels": { "app": name }, "annotations": annotations },
-                    "spec": {
-                        "nodeSelector": { "type": "kwok" },
-                        "tolerations": [self.kwok_toleration()?],
-                        "containers": [{
-                            "name": "main",
-                            "image": "registry.invalid/none:1",
-                            "resources": { "requests": { "cpu": "100m", "memory": "64Mi" } }
-                        }]
-                    }
-                }
-            }
-        }))?)
+        Workload::deployment(name)
+            .replicas(replicas)
+            .container("main", "100m", "64Mi")
+            .on_kwok(self)?
+            .pod_annotations(annotations)
+            .deployment_object()
     }
 }

@@ -31,6 +31,7 @@ mod prometheus;
 mod service;
 mod top;
 mod wait;
+mod workload;
 
 pub use adapter::{
     AdapterLaunch, FrontProxiedAdapter, METRICS_APISERVICES, MetricsAdapter, adapter_https_client,
@@ -54,3 +55,4 @@ pub use prometheus::{PrometheusHandle, Sample, ScrapeTarget};
 pub use service::{ServiceProcess, binary};
 pub use top::{mebibytes, millicores, top_rows};
 pub use wait::{wait_http_ok, wait_until};
+pub use workload::{TEST_IMAGE, Workload};

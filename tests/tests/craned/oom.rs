@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use ferrocrane_craned::oom::{self, OomRecorderHandle};
-use ferrocrane_e2e::{Cluster, patch_pod_status, wait_until};
+use ferrocrane_e2e::{Cluster, Workload, patch_pod_status, wait_until};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::jiff::Timestamp;
@@ -21,21 +21,9 @@ use tokio::sync::oneshot;
 const MI: i64 = 1024 * 1024;
 
 fn deployment(name: &str, memory: &str) -> Result<Deployment> {
-    Ok(serde_json::from_value(json!({
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": name},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{
-                    "name": "app", "image": "registry.invalid/app:1",
-                    "resources": {"requests": {"cpu": "100m", "memory": memory}}
-                }]}
-            }
-        }
-    }))?)
+    Workload::deployment(name)
+        .container("app", "100m", memory)
+        .deployment_object()
 }
 
 /// The first pod of the Deployment, once the ReplicaSet controller has created it.

@@ -8,13 +8,13 @@ use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use ferrocrane_e2e::{Cluster, History, HistoryPrometheus, binary, wait_until};
+use ferrocrane_e2e::{Cluster, History, HistoryPrometheus, Workload, binary, wait_until};
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 use kube::api::{Api, ListParams, PostParams};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 const MI: f64 = 1024.0 * 1024.0;
 const DAYS: i64 = 7;
@@ -42,21 +42,14 @@ fn db_profile(_: i64) -> (f64, f64) {
 }
 
 fn workload(kind: &str, name: &str, replicas: i32, cpu: &str, memory: &str) -> Value {
-    let mut spec = json!({
-        "replicas": replicas,
-        "selector": {"matchLabels": {"app": name}},
-        "template": {
-            "metadata": {"labels": {"app": name}},
-            "spec": {"containers": [{
-                "name": "app", "image": "registry.invalid/app:1",
-                "resources": {"requests": {"cpu": cpu, "memory": memory}}
-            }]}
-        }
-    });
-    if kind == "StatefulSet" {
-        spec["serviceName"] = json!(name);
-    }
-    json!({"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name}, "spec": spec})
+    let w = if kind == "StatefulSet" {
+        Workload::stateful_set(name)
+    } else {
+        Workload::deployment(name)
+    };
+    w.replicas(replicas)
+        .container("app", cpu, memory)
+        .json(None)
 }
 
 async fn pods_of(pods: &Api<Pod>, app: &str, n: usize) -> Result<Vec<String>> {

@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail, ensure};
 use ferrocrane_e2e::{
-    PrivateCluster, ServiceProcess, adapter_https_client, free_port, front_proxied_adapter_args,
-    http_client, install_craned_crds, repo_root, two_ports, wait_until,
+    PrivateCluster, ServiceProcess, Workload, adapter_https_client, free_port,
+    front_proxied_adapter_args, http_client, install_craned_crds, repo_root, two_ports, wait_until,
 };
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
@@ -73,17 +73,7 @@ async fn equals_a_fresh_ksm(
 }
 
 fn deployment(name: &str) -> Result<Deployment> {
-    Ok(serde_json::from_value(json!({
-        "metadata": {"name": name},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "app", "image": "registry.invalid/app:1"}]},
-            },
-        },
-    }))?)
+    Workload::deployment(name).deployment_object()
 }
 
 fn dynamic_api(

@@ -4,25 +4,16 @@
 use std::time::Duration;
 
 use anyhow::Result;
-use ferrocrane_e2e::{Cluster, patch_pod_status, running_status, wait_until};
+use ferrocrane_e2e::{Cluster, TEST_IMAGE, Workload, patch_pod_status, running_status, wait_until};
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{ListParams, PostParams};
 
 fn deployment(name: &str, replicas: i32) -> Result<Deployment> {
-    Ok(serde_json::from_value(serde_json::json!({
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": { "name": name },
-        "spec": {
-            "replicas": replicas,
-            "selector": { "matchLabels": { "app": name } },
-            "template": {
-                "metadata": { "labels": { "app": name } },
-                "spec": { "containers": [{ "name": "main", "image": "registry.invalid/none:1" }] }
-            }
-        }
-    }))?)
+    Workload::deployment(name)
+        .replicas(replicas)
+        .bare_container("main", TEST_IMAGE)
+        .deployment_object()
 }
 
 /// The deployment and replicaset controllers of the real kube-controller-manager run:

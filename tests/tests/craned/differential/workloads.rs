@@ -200,25 +200,13 @@ pub fn history(end_minute: i64) -> History {
 
 /// A Deployment of two pods on kwok's nodes (they run, as the Replicas recommender expects).
 pub fn deployment(namespace: &str, w: &Workload, toleration: &Value) -> Value {
-    json!({
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": w.name, "namespace": namespace, "labels": {"app": w.name}},
-        "spec": {
-            "replicas": 2,
-            "selector": {"matchLabels": {"app": w.name}},
-            "template": {
-                "metadata": {"labels": {"app": w.name}},
-                "spec": {
-                    "nodeSelector": {"type": "kwok"},
-                    "tolerations": [toleration],
-                    "containers": w.containers.iter().map(|c| json!({
-                    "name": c.name, "image": "registry.invalid/app:1",
-                    "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}},
-                })).collect::<Vec<_>>()},
-            },
-        },
-    })
+    let mut d = ferrocrane_e2e::Workload::deployment(w.name)
+        .replicas(2)
+        .with_kwok_toleration(toleration.clone());
+    for c in &w.containers {
+        d = d.container(c.name, "500m", "512Mi");
+    }
+    d.json(Some(namespace))
 }
 
 /// Makes the first (by name) running pod of `w` report its first container OOM-killed ten
