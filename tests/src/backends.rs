@@ -21,7 +21,7 @@ use anyhow::{Context, Result, bail};
 use crate::cluster::Cluster;
 use crate::history::History;
 use crate::ports::free_port;
-use crate::process::{http_client, random_suffix, run};
+use crate::process::{http_client, random_suffix};
 use crate::prometheus::PrometheusHandle;
 use crate::wait::{wait_http_ok, wait_until};
 
@@ -85,8 +85,8 @@ impl fmt::Debug for Backend {
 enum Source<'a> {
     /// The cluster Prometheus' scrape config.
     Scrape(&'a Path),
-    /// An OpenMetrics document with timestamps.
-    History(&'a str),
+    /// Samples with timestamps.
+    History(&'a History),
 }
 
 impl Backend {
@@ -98,8 +98,7 @@ impl Backend {
 
     /// A backend holding `history`.
     pub async fn history(kind: BackendKind, history: &History) -> Result<Backend> {
-        let openmetrics = &history.openmetrics();
-        Backend::start(kind, Source::History(openmetrics)).await
+        Backend::start(kind, Source::History(history)).await
     }
 
     async fn start(kind: BackendKind, source: Source<'_>) -> Result<Backend> {
@@ -191,8 +190,8 @@ impl Backend {
             .context("install Debian's victoria-metrics package: hack/setup.sh does")?;
         self.url = format!("http://127.0.0.1:{port}");
         wait_http_ok(&format!("{}/health", self.url), Duration::from_secs(60)).await?;
-        if let Source::History(openmetrics) = source {
-            let text = openmetrics_to_prometheus_ms(openmetrics)?;
+        if let Source::History(history) = source {
+            let text = openmetrics_to_prometheus_ms(&history.openmetrics())?;
             let http = http_client()?;
             let resp = http
                 .post(format!("{}/api/v1/import/prometheus", self.url))
@@ -232,14 +231,8 @@ impl Backend {
         for replica in ["a", "b"] {
             let data = self.dir.join(format!("prometheus-{replica}"));
             std::fs::create_dir_all(&data)?;
-            if let Source::History(openmetrics) = source {
-                let input = self.dir.join("history.om");
-                std::fs::write(&input, openmetrics)?;
-                run(Command::new("promtool")
-                    .args(["tsdb", "create-blocks-from", "openmetrics"])
-                    .arg(&input)
-                    .arg(&data))
-                .context("promtool failed to backfill (hack/setup.sh installs it)")?;
+            if let Source::History(history) = source {
+                history.backfill(&self.dir, &data)?;
             }
             let config = self.dir.join(format!("prometheus-{replica}.yml"));
             std::fs::write(&config, with_external_label(&base_config, replica)?)?;

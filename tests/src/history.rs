@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::fmt::{Display, Write as _};
 use std::ops::RangeInclusive;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -88,6 +88,19 @@ impl History {
         }
     }
 
+    /// Writes the document into `scratch` and has promtool turn it into TSDB blocks in `data`
+    /// (a Prometheus started on `data` serves them at once).
+    pub fn backfill(&self, scratch: &Path, data: &Path) -> Result<()> {
+        let input = scratch.join("history.om");
+        std::fs::write(&input, self.openmetrics())?;
+        run(Command::new("promtool")
+            .args(["tsdb", "create-blocks-from", "openmetrics"])
+            .arg(&input)
+            .arg(data))
+        .context("promtool failed to backfill (install Debian's prometheus package: hack/setup.sh --tests)")?;
+        Ok(())
+    }
+
     /// The document.
     pub fn openmetrics(&self) -> String {
         let mut out = String::new();
@@ -111,19 +124,10 @@ pub struct HistoryPrometheus {
 impl HistoryPrometheus {
     /// A Prometheus holding `history`.
     pub async fn start(history: &History) -> Result<Self> {
-        let openmetrics = history.openmetrics();
         let dir = std::env::temp_dir().join(format!("ferrocrane-history-{}", random_suffix()));
         let data = dir.join("data");
         std::fs::create_dir_all(&data)?;
-        let input = dir.join("history.om");
-        std::fs::write(&input, &openmetrics)?;
-        run(Command::new("promtool")
-            .args(["tsdb", "create-blocks-from", "openmetrics"])
-            .arg(&input)
-            .arg(&data))
-        .context(
-            "promtool failed to backfill (install Debian's prometheus package: hack/setup.sh)",
-        )?;
+        history.backfill(&dir, &data)?;
         let config = dir.join("prometheus.yml");
         std::fs::write(&config, "global:\n  scrape_interval: 1m\n")?;
         let port = free_port()?;

@@ -46,7 +46,7 @@ mod tests {
     use super::*;
     use crate::TARGETS;
 
-    /// Runs every corpus file of `name` through its target; a panic names the file.
+    /// Runs every corpus file of `name` through its target.
     fn replay(name: &str) {
         let target = TARGETS
             .iter()
@@ -54,14 +54,20 @@ mod tests {
             .unwrap_or_else(|| panic!("{name} is not in TARGETS"));
         let files =
             corpus_files(name).unwrap_or_else(|e| panic!("reading fuzz/corpus/{name}: {e}"));
+        replay_files(name, target.run, &files);
+    }
+
+    /// Runs `files` through `run`: a panic names the file that caused it; a corpus that is
+    /// empty, or none of whose files reaches the target, fails too.
+    fn replay_files(name: &str, run: fn(&[u8]) -> bool, files: &[PathBuf]) {
         assert!(
             !files.is_empty(),
             "fuzz/corpus/{name} is empty: commit at least one seed"
         );
         let mut reached = 0;
-        for file in &files {
+        for file in files {
             let bytes = std::fs::read(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-            match catch_unwind(AssertUnwindSafe(|| (target.run)(&bytes))) {
+            match catch_unwind(AssertUnwindSafe(|| run(&bytes))) {
                 Ok(true) => reached += 1,
                 Ok(false) => {}
                 Err(_) => {
@@ -138,11 +144,21 @@ mod tests {
     /// A target that panics fails its replay with the file's name, so a crash found by a
     /// campaign and committed to the corpus fails CI until it is fixed.
     #[test]
-    fn a_panicking_target_fails_the_replay() {
-        fn boom(_: &str) {
-            panic!("finding");
-        }
-        let caught = catch_unwind(|| typed(b"x", boom));
-        assert!(caught.is_err());
+    fn a_panicking_target_fails_the_replay_naming_the_file() {
+        let files = corpus_files("core_duration").unwrap();
+        let caught = catch_unwind(|| replay_files("core_duration", |_| panic!("finding"), &files));
+        let message = caught.unwrap_err();
+        let message = message.downcast_ref::<String>().unwrap();
+        assert!(
+            message.contains(&files[0].display().to_string()),
+            "{message}"
+        );
+    }
+
+    /// A corpus none of whose files decodes tests nothing, and says so.
+    #[test]
+    fn a_corpus_that_never_reaches_its_target_fails() {
+        let files = corpus_files("core_duration").unwrap();
+        assert!(catch_unwind(|| replay_files("core_duration", |_| false, &files)).is_err());
     }
 }
