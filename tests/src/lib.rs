@@ -35,7 +35,7 @@ mod workload;
 
 pub use adapter::{
     AdapterLaunch, FrontProxiedAdapter, METRICS_APISERVICES, MetricsAdapter, adapter_https_client,
-    adapter_https_client_presenting, adapter_https_client_resolving, front_proxied_adapter_args,
+    adapter_https_client_presenting, adapter_https_client_resolving,
 };
 pub use backends::{Backend, BackendKind, THANOS_REPLICA_LABEL};
 pub use cluster::{Cluster, ClusterEnv, Kubectl, PrivateCluster};

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
 use ferrocrane_e2e::{
-    Cluster, ClusterLock, Exporter, KWOK_USAGE_CPU, KWOK_USAGE_MEMORY, METRICS_APISERVICES_LOCK,
-    MetricsAdapter, adapter_https_client, wait_until,
+    AdapterLaunch, Cluster, ClusterLock, Exporter, KWOK_USAGE_CPU, KWOK_USAGE_MEMORY,
+    METRICS_APISERVICES_LOCK, MetricsAdapter, adapter_https_client, wait_until,
 };
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Pod, ServiceAccount};
@@ -127,7 +127,9 @@ async fn custom_and_external_apis_through_the_aggregator() -> Result<()> {
         )
         .await?;
 
-    let adapter = MetricsAdapter::start(cluster, &ns.name, CONFIG).await?;
+    let adapter = AdapterLaunch::new(CONFIG)
+        .behind_aggregator(cluster, &ns.name)
+        .await?;
     let result = async {
         // Discovery lists the metric once a relist has seen it.
         wait_until("custom metric discovered", Duration::from_secs(60), || async {
@@ -423,7 +425,9 @@ async fn hpa_scales_deployments_on_external_and_pods_metrics() -> Result<()> {
         )
         .await?;
 
-    let adapter = MetricsAdapter::start(cluster, &n, CONFIG).await?;
+    let adapter = AdapterLaunch::new(CONFIG)
+        .behind_aggregator(cluster, &n)
+        .await?;
     let result = async {
         let hpas: Api<kube::api::DynamicObject> = Api::namespaced_with(
             client.clone(),

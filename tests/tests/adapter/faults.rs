@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail, ensure};
 use ferrocrane_e2e::{
-    Cluster, Exporter, Fault, FaultProxy, FrontProxiedAdapter as Adapter, adapter_https_client,
-    adapter_https_client_presenting, wait_until,
+    AdapterLaunch, Cluster, Exporter, Fault, FaultProxy, FrontProxiedAdapter as Adapter,
+    adapter_https_client, adapter_https_client_presenting, wait_until,
 };
 use serde_json::Value;
 
@@ -49,19 +49,15 @@ fn discovered(body: &Value) -> bool {
         .is_some_and(|r| r.iter().any(|e| e["name"].as_str() == Some(METRIC)))
 }
 
-async fn start_adapter(
-    cluster: &Cluster,
-    prometheus: &str,
-    dir: &std::path::Path,
-) -> Result<Adapter> {
+async fn start_adapter(cluster: &Cluster, prometheus: &str) -> Result<Adapter> {
     // A fast relist, and the bounds the faults run into.
-    let extra = [
-        "--metrics-relist-interval=2s",
-        "--metrics-max-age=1h",
-        "--prometheus-query-timeout=2s",
-        "--prometheus-max-response-size=1Mi",
-    ];
-    Adapter::start(cluster, prometheus, &config(), dir, &extra).await
+    AdapterLaunch::new(&config())
+        .prometheus(prometheus)
+        .relist("2s", "1h")
+        .arg("--prometheus-query-timeout=2s")
+        .arg("--prometheus-max-response-size=1Mi")
+        .front_proxied(cluster)
+        .await
 }
 
 #[tokio::test]
@@ -81,9 +77,7 @@ async fn prometheus_faults_are_answered_clearly_and_recovered_from() -> Result<(
         .await?;
 
     let proxy = FaultProxy::start(cluster.env.var("PROMETHEUS_URL")?).await?;
-    let dir = std::env::temp_dir().join(format!("ferrocrane-faults-{n}"));
-    std::fs::create_dir_all(&dir)?;
-    let mut adapter = start_adapter(cluster, &proxy.url(), &dir).await?;
+    let mut adapter = start_adapter(cluster, &proxy.url()).await?;
     let pid = adapter.process.pid();
     let value_path = format!("/apis/external.metrics.k8s.io/v1beta1/namespaces/{n}/{METRIC}");
     let discovery_path = "/apis/external.metrics.k8s.io/v1beta1";
@@ -257,6 +251,5 @@ async fn prometheus_faults_are_answered_clearly_and_recovered_from() -> Result<(
     if !exit.success() {
         bail!("exit after SIGTERM: {exit}\n{}", adapter.process.logs());
     }
-    let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }

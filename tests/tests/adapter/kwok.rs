@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail, ensure};
 use ferrocrane_e2e::{
-    Cluster, ClusterLock, KWOK_USAGE_CPU, KWOK_USAGE_MEMORY, METRICS_APISERVICES_LOCK,
-    MetricsAdapter, mebibytes, millicores, top_rows, wait_until,
+    AdapterLaunch, Cluster, ClusterLock, KWOK_USAGE_CPU, KWOK_USAGE_MEMORY,
+    METRICS_APISERVICES_LOCK, mebibytes, millicores, top_rows, wait_until,
 };
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
@@ -88,7 +88,9 @@ async fn kubectl_top_reads_metrics_v1_from_kwok_usage() -> Result<()> {
             &cluster.kwok_deployment("web", 2, usage)?,
         )
         .await?;
-    let adapter = MetricsAdapter::start(cluster, &n, &config()?).await?;
+    let adapter = AdapterLaunch::new(&config()?)
+        .behind_aggregator(cluster, &n)
+        .await?;
 
     let top = wait_until(
         "kubectl top pods to show both pods at 250m and 96Mi",
@@ -240,7 +242,9 @@ async fn hpa_scales_kwok_deployments_on_cpu_utilization_and_memory() -> Result<(
             )
             .await?;
     }
-    let adapter = MetricsAdapter::start(cluster, &n, &config()?).await?;
+    let adapter = AdapterLaunch::new(&config()?)
+        .behind_aggregator(cluster, &n)
+        .await?;
 
     let hpas: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), &n);
     let cpu = hpa(

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
-use ferrocrane_e2e::{Cluster, Exporter, Fault, FaultProxy, FrontProxiedAdapter, wait_until};
+use ferrocrane_e2e::{AdapterLaunch, Cluster, Exporter, Fault, FaultProxy, wait_until};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, PostParams};
 use serde_json::json;
@@ -83,26 +83,16 @@ async fn a_thousand_pod_query_goes_as_post_past_a_uri_limit() -> Result<()> {
 
     let proxy = FaultProxy::start(cluster.env.var("PROMETHEUS_URL")?).await?;
     proxy.set(Fault::UriLimit(PROXY_URI_LIMIT)).await?;
-    let dir = std::env::temp_dir().join(format!("ferrocrane-{n}"));
-    let (post_dir, get_dir) = (dir.join("post"), dir.join("get"));
-    std::fs::create_dir_all(&post_dir)?;
-    std::fs::create_dir_all(&get_dir)?;
-    let fast_relist = ["--metrics-relist-interval=2s", "--metrics-max-age=1h"];
-    let shipped =
-        FrontProxiedAdapter::start(cluster, &proxy.url(), &config(), &post_dir, &fast_relist)
-            .await?;
-    let always_get = FrontProxiedAdapter::start(
-        cluster,
-        &proxy.url(),
-        &config(),
-        &get_dir,
-        &[
-            fast_relist[0],
-            fast_relist[1],
-            "--prometheus-max-get-length=1000000",
-        ],
-    )
-    .await?;
+    let launch = || {
+        AdapterLaunch::new(&config())
+            .prometheus(&proxy.url())
+            .relist("2s", "1h")
+    };
+    let shipped = launch().front_proxied(cluster).await?;
+    let always_get = launch()
+        .arg("--prometheus-max-get-length=1000000")
+        .front_proxied(cluster)
+        .await?;
 
     let path = format!(
         "/apis/custom.metrics.k8s.io/v1beta2/namespaces/{n}/pods/*/{METRIC}?labelSelector=app%3Dcheckout"

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
-use ferrocrane_e2e::{Cluster, Exporter, FrontProxiedAdapter, wait_until};
+use ferrocrane_e2e::{AdapterLaunch, Cluster, Exporter, FrontProxiedAdapter, wait_until};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
@@ -195,28 +195,15 @@ async fn pods_star_requests_are_answered_from_the_watch_as_a_list_would() -> Res
         )
         .await?;
 
-    let prometheus_url = cluster.env.var("PROMETHEUS_URL")?;
-    let dir = std::env::temp_dir().join(format!("ferrocrane-{n}"));
-    let (cached_dir, listing_dir) = (dir.join("cached"), dir.join("listing"));
-    std::fs::create_dir_all(&cached_dir)?;
-    std::fs::create_dir_all(&listing_dir)?;
-    let fast_relist = ["--metrics-relist-interval=2s", "--metrics-max-age=1h"];
-    let cached = FrontProxiedAdapter::start(
-        cluster,
-        prometheus_url,
-        &config(),
-        &cached_dir,
-        &fast_relist,
-    )
-    .await?;
-    let listing = FrontProxiedAdapter::start(
-        cluster,
-        prometheus_url,
-        &config(),
-        &listing_dir,
-        &[fast_relist[0], fast_relist[1], "--object-cache=false"],
-    )
-    .await?;
+    let cached = AdapterLaunch::new(&config())
+        .relist("2s", "1h")
+        .front_proxied(cluster)
+        .await?;
+    let listing = AdapterLaunch::new(&config())
+        .relist("2s", "1h")
+        .arg("--object-cache=false")
+        .front_proxied(cluster)
+        .await?;
     let logs = || {
         format!(
             "cached adapter log:\n{}\nlisting adapter log:\n{}",

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail, ensure};
 use ferrocrane_e2e::{
-    Cluster, ClusterLock, Exporter, METRICS_APISERVICES_LOCK, MetricsAdapter, create_bare_node,
+    AdapterLaunch, Cluster, ClusterLock, Exporter, METRICS_APISERVICES_LOCK, create_bare_node,
     mebibytes, millicores, patch_pod_status, repo_root, running_status, top_rows, wait_until,
 };
 use k8s_openapi::api::core::v1::{Node, Pod};
@@ -119,7 +119,9 @@ async fn kubectl_top_shows_what_the_exporter_published() -> Result<()> {
     let _lock =
         ClusterLock::acquire(cluster, METRICS_APISERVICES_LOCK, Duration::from_secs(600)).await?;
     let config = std::fs::read_to_string(repo_root().join("config/adapter/default-config.yaml"))?;
-    let adapter = MetricsAdapter::start(cluster, &ns.name, &config).await?;
+    let adapter = AdapterLaunch::new(&config)
+        .behind_aggregator(cluster, &ns.name)
+        .await?;
     let result = check(cluster, &ns.name, &node_names, &pods).await;
 
     for n in &node_names {
@@ -137,7 +139,7 @@ async fn check(
     node_names: &[String; 2],
     pods_api: &Api<Pod>,
 ) -> Result<()> {
-    // MetricsAdapter::start returned once the APIServices were Available.
+    // behind_aggregator returned once the APIServices were Available.
     // kubectl top pods: per-pod sums of the containers' usage.
     let last_error = std::sync::Mutex::new(String::new());
     let top = wait_until("kubectl top pods", Duration::from_secs(60), || async {

@@ -15,7 +15,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail, ensure};
 use ferrocrane_e2e::{
     AdapterLaunch, Cluster, ClusterLock, Helm, Kubectl, METRICS_APISERVICES_LOCK, Manifest,
-    MetricsAdapter, ServiceProcess, free_port, http_client, repo_root, two_ports, wait_until,
+    ServiceProcess, craned::CranedLaunch, free_port, http_client, repo_root, two_ports, wait_until,
 };
 use k8s_openapi::ByteString;
 use serde_json::{Value, json};
@@ -409,15 +409,10 @@ async fn adapter_serves_every_apiservice_under_the_charts_identity() -> Result<(
     ]);
     let service = ids.component_name("adapter");
     let ca = String::from_utf8(ids.secret(&format!("{service}-tls"), "ca.crt")?)?;
-    let launch = AdapterLaunch {
-        args,
-        port,
-        ca,
-        service,
-        dir: ids.dir.join("adapter-launch"),
-    };
     // Registers the five APIServices and waits until the aggregator finds each Available.
-    let adapter = MetricsAdapter::launch(cluster, &ns.name, launch, &[]).await?;
+    let adapter = AdapterLaunch::flags(args, port, ca, service)
+        .behind_aggregator(cluster, &ns.name)
+        .await?;
 
     let get = |path: &str| -> Result<Value> {
         Ok(serde_json::from_str(&kubectl(
@@ -512,16 +507,10 @@ async fn craned_writes_recommendations_under_the_charts_identity() -> Result<()>
     )?;
     args.push(format!("--kubeconfig={}", kubeconfig.display()));
     // The Deployment's downward-API env, as a kubelet would fill it.
-    let mut craned = ServiceProcess::start_with_env(
-        "craned",
-        &args,
-        &[("POD_NAMESPACE", &ns.name), ("POD_NAME", "craned-0")],
-    )?;
-    craned
-        .wait_ready(
-            &format!("http://127.0.0.1:{health_port}/readyz"),
-            Duration::from_secs(60),
-        )
+    let craned = CranedLaunch::flags(args, metrics_port, health_port)
+        .env("POD_NAMESPACE", &ns.name)
+        .env("POD_NAME", "craned-0")
+        .start()
         .await?;
 
     let deployment = cluster.kwok_deployment("web", 1, json!({}))?;

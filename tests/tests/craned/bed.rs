@@ -10,24 +10,22 @@ use anyhow::Result;
 use ferrocrane_e2e::craned::*;
 use ferrocrane_e2e::{
     Cluster, FaultProxy, HistoryPrometheus, ServiceProcess, TestNamespace, install_craned_crds,
-    two_ports, wait_until,
+    wait_until,
 };
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::json;
 
 pub struct Bed {
-    pub cluster: &'static Cluster,
     pub client: kube::Client,
     pub ns: TestNamespace,
     /// The history's last minute (Unix minutes).
     pub end_minute: i64,
     pub proxy: FaultProxy,
     pub config_path: PathBuf,
-    /// craned's flags; [`Bed::replica_args`] gives another replica's.
-    pub args: Vec<String>,
+    /// How craned was started; [`CranedLaunch::replica`] gives another replica.
+    pub launch: CranedLaunch,
     pub craned: ServiceProcess,
     pub metrics_addr: String,
-    pub readyz: String,
     pub rule_name: String,
     pub rules: Api<DynamicObject>,
     pub recs: Api<DynamicObject>,
@@ -48,36 +46,25 @@ impl Bed {
         let prometheus = HistoryPrometheus::start(&history(&ns.name, end_minute)).await?;
         create_workloads(&client, &ns.name).await?;
         let config_path = write_config_file(margin)?;
-        let (metrics_port, health_port) = two_ports()?;
-        let metrics_addr = format!("127.0.0.1:{metrics_port}");
         // craned reads Prometheus through a fault proxy, so a scenario can fail it.
         let proxy = FaultProxy::start(&prometheus.handle.url).await?;
-        let args = craned_args(
-            cluster,
-            &proxy.url(),
-            &config_path,
-            &metrics_addr,
-            health_port,
-            &ns.name,
-        )?;
-        let readyz = format!("http://127.0.0.1:{health_port}/readyz");
-        let mut craned = ServiceProcess::start("craned", &args)?;
-        craned.wait_ready(&readyz, Duration::from_secs(60)).await?;
+        let launch =
+            CranedLaunch::new(cluster, &proxy.url(), &config_path, &ns.name)?.leader_elect();
+        let metrics_addr = launch.metrics_addr();
+        let craned = launch.start().await?;
         let rule_name = format!("e2e-{}", ns.name);
         let rule = create_rule(cluster, &client, &rule_name, resource_rule_spec(&ns.name)).await?;
         let recs = recommendation_api(&client, &ns.name);
         Ok(Bed {
-            cluster,
             rules: rule_api(&client),
             client,
             ns,
             end_minute,
             proxy,
             config_path,
-            args,
+            launch,
             craned,
             metrics_addr,
-            readyz,
             rule_name,
             recs,
             _rule: rule,
@@ -89,33 +76,13 @@ impl Bed {
     pub async fn restart_craned(&mut self) -> Result<()> {
         self.craned.signal("TERM")?;
         self.craned.wait_exit(Duration::from_secs(30)).await?;
-        let mut craned = ServiceProcess::start("craned", &self.args)?;
-        craned
-            .wait_ready(&self.readyz, Duration::from_secs(60))
-            .await?;
-        self.craned = craned;
+        self.craned = self.launch.start().await?;
         Ok(())
     }
 
     /// The targets web's `app` container gets with `margin`.
     pub fn web_app_targets(&self, margin: f64) -> (i64, i64) {
         expected(&workloads()[0].containers[0].1, self.end_minute, margin)
-    }
-
-    /// Another replica's flags: the same but its own metrics and health ports; and the
-    /// metrics address and health port.
-    pub fn replica_args(&self) -> Result<(Vec<String>, String, u16)> {
-        let (metrics, health) = two_ports()?;
-        let metrics_addr = format!("127.0.0.1:{metrics}");
-        let args = craned_args(
-            self.cluster,
-            &self.proxy.url(),
-            &self.config_path,
-            &metrics_addr,
-            health,
-            &self.ns.name,
-        )?;
-        Ok((args, metrics_addr, health))
     }
 
     /// Asks for a round now (the `run-once` annotation, with `value`).

@@ -5,9 +5,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
 use ferrocrane_e2e::craned::*;
-use ferrocrane_e2e::{
-    Cluster, History, HistoryPrometheus, install_craned_crds, two_ports, wait_until,
-};
+use ferrocrane_e2e::{Cluster, History, HistoryPrometheus, install_craned_crds, wait_until};
 use k8s_openapi::api::core::v1::{Node, Pod, Service};
 use kube::api::{Api, DeleteParams, DynamicObject, PostParams};
 use serde_json::{Value, json};
@@ -173,16 +171,10 @@ recommenders:
       creation-cooldown: \"0s\"
 ",
     )?;
-    let (metrics_port, health_port) = two_ports()?;
-    let args = craned_args(
-        cluster,
-        &prometheus.handle.url,
-        &config_path,
-        &format!("127.0.0.1:{metrics_port}"),
-        health_port,
-        n,
-    )?;
-    let mut craned = start_craned(&args, health_port).await?;
+    let mut craned = CranedLaunch::new(cluster, &prometheus.handle.url, &config_path, n)?
+        .leader_elect()
+        .start()
+        .await?;
     let _rule = create_rule(
         cluster,
         &client,

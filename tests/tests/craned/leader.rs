@@ -36,8 +36,7 @@ async fn new_holder(
 
 /// Another replica of the bed's craned, started and ready.
 async fn replica(bed: &Bed) -> Result<ServiceProcess> {
-    let (args, _, health) = bed.replica_args()?;
-    start_craned(&args, health).await
+    bed.launch.replica()?.start().await
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -9,9 +9,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
-use ferrocrane_e2e::{
-    Cluster, HistoryPrometheus, ServiceProcess, install_craned_crds, two_ports, wait_until,
-};
+use ferrocrane_e2e::{Cluster, HistoryPrometheus, ServiceProcess, install_craned_crds, wait_until};
 use kube::ResourceExt;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::json;
@@ -85,17 +83,10 @@ async fn unchanged_recommendations_are_not_rewritten() -> Result<()> {
     create_workloads(&client, &ns.name).await?;
 
     let config_path = write_config_file("0.15")?;
-    let (metrics_port, health_port) = two_ports()?;
-    let metrics_addr = format!("127.0.0.1:{metrics_port}");
-    let args = craned_args(
-        cluster,
-        &prometheus.handle.url,
-        &config_path,
-        &metrics_addr,
-        health_port,
-        &ns.name,
-    )?;
-    let mut craned = start_craned(&args, health_port).await?;
+    let launch =
+        CranedLaunch::new(cluster, &prometheus.handle.url, &config_path, &ns.name)?.leader_elect();
+    let metrics_addr = launch.metrics_addr();
+    let mut craned = launch.start().await?;
 
     let rule = format!("e2e-unchanged-{}", ns.name);
     let rules = rule_api(&client);
@@ -163,9 +154,7 @@ async fn unchanged_recommendations_are_not_rewritten() -> Result<()> {
 
     // Crane's behaviour on request: every round rewrites every Recommendation.
     drop(craned);
-    let mut crane_like = args.clone();
-    crane_like.push("--skip-unchanged-writes=false".to_string());
-    let craned: ServiceProcess = start_craned(&crane_like, health_port).await?;
+    let craned: ServiceProcess = launch.arg("--skip-unchanged-writes=false").start().await?;
     assert_eq!(run_round(&rules, &rule, &craned).await?, 4);
     let fourth = versions(&recs).await?;
     for t in &targets {

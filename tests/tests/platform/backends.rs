@@ -11,9 +11,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, ensure};
 use ferrocrane_e2e::{
-    Backend, BackendKind, Cluster, ClusterLock, Exporter, KWOK_USAGE_CPU, KWOK_USAGE_MEMORY,
-    METRICS_APISERVICES_LOCK, MetricsAdapter, ServiceProcess, install_craned_crds, mebibytes,
-    millicores, top_rows, two_ports, wait_until,
+    AdapterLaunch, Backend, BackendKind, Cluster, ClusterLock, Exporter, KWOK_USAGE_CPU,
+    KWOK_USAGE_MEMORY, METRICS_APISERVICES_LOCK, MetricsAdapter, ServiceProcess,
+    install_craned_crds, mebibytes, millicores, top_rows, wait_until,
 };
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Pod, ServiceAccount};
@@ -150,9 +150,11 @@ async fn adapter_on(kind: BackendKind) -> Result<()> {
 
     // Every pods/* query over a few pods goes out as a POST form (the URL limit is set low),
     // the short ones as GET: both verbs on the real engine.
-    let extra = ["--prometheus-max-get-length=300".to_string()];
-    let adapter =
-        MetricsAdapter::start_on(cluster, &n, ADAPTER_CONFIG, &backend.url, &extra).await?;
+    let adapter = AdapterLaunch::new(ADAPTER_CONFIG)
+        .prometheus(&backend.url)
+        .arg("--prometheus-max-get-length=300")
+        .behind_aggregator(cluster, &n)
+        .await?;
     let result = async {
         wait_until("custom metric discovered", Duration::from_secs(60), || async {
             let list = cluster.get_raw("/apis/custom.metrics.k8s.io/v1beta1", None).await?;
@@ -363,18 +365,13 @@ async fn craned_on(kind: BackendKind) -> Result<()> {
 
     create_workloads(&client, &ns.name).await?;
     let config_path = write_config_file("0.15")?;
-    let (metrics_port, health_port) = two_ports()?;
-    let mut args = craned_args(
-        cluster,
-        &backend.url,
-        &config_path,
-        &format!("127.0.0.1:{metrics_port}"),
-        health_port,
-        &ns.name,
-    )?;
     // Long selectors as POST: the backend must take craned's queries either way.
-    args.push("--prometheus-max-get-length=200".into());
-    let mut craned: ServiceProcess = start_craned(&args, health_port).await?;
+    let mut craned: ServiceProcess =
+        CranedLaunch::new(cluster, &backend.url, &config_path, &ns.name)?
+            .leader_elect()
+            .arg("--prometheus-max-get-length=200")
+            .start()
+            .await?;
     let _guard = create_rule(
         cluster,
         &client,

@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail, ensure};
 use ferrocrane_e2e::{
-    PrivateCluster, ServiceProcess, Workload, adapter_https_client, free_port,
-    front_proxied_adapter_args, http_client, install_craned_crds, repo_root, two_ports, wait_until,
+    AdapterLaunch, FrontProxiedAdapter, PrivateCluster, ServiceProcess, Workload,
+    craned::CranedLaunch, http_client, install_craned_crds, repo_root, wait_until,
 };
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
@@ -97,32 +97,9 @@ fn dynamic_api(
 async fn start_craned(cluster: &PrivateCluster, namespace: &str) -> Result<ServiceProcess> {
     let client = cluster.cluster.client().await?;
     install_craned_crds(&cluster.cluster, &client).await?;
-    let (metrics, health) = two_ports()?;
-    let args = vec![
-        format!("--kubeconfig={}", cluster.cluster.kubeconfig()?.display()),
-        format!(
-            "--prometheus-address={}",
-            cluster.cluster.env.var("PROMETHEUS_URL")?
-        ),
-        format!(
-            "--recommendation-configuration-file={}",
-            repo_root()
-                .join("config/craned/recommendation-configuration.yaml")
-                .display()
-        ),
-        format!("--metrics-bind-address=127.0.0.1:{metrics}"),
-        format!("--health-probe-bind-address=127.0.0.1:{health}"),
-        "--leader-elect=false".into(),
-        format!("--pod-namespace={namespace}"),
-    ];
-    let mut craned = ServiceProcess::start("craned", &args)?;
-    craned
-        .wait_ready(
-            &format!("http://127.0.0.1:{health}/readyz"),
-            Duration::from_secs(60),
-        )
-        .await?;
-    Ok(craned)
+    CranedLaunch::example(&cluster.cluster, namespace)?
+        .start()
+        .await
 }
 
 /// Waits until craned has written a Recommendation for the Deployment `target`.
@@ -151,17 +128,16 @@ async fn recommendation_for(
 }
 
 struct Adapter {
-    process: ServiceProcess,
-    base: String,
-    http: reqwest::Client,
+    front: FrontProxiedAdapter,
     nodes: Vec<String>,
 }
 
 impl Adapter {
     async fn get(&self, path: &str, user: &str, group: Option<&str>) -> Result<(u16, Value)> {
         let mut request = self
+            .front
             .http
-            .get(format!("{}{path}", self.base))
+            .get(format!("{}{path}", self.front.base))
             .header("X-Remote-User", user);
         if let Some(g) = group {
             request = request.header("X-Remote-Group", g);
@@ -198,36 +174,19 @@ impl Adapter {
             },
         )
         .await;
-        served.with_context(|| format!("adapter log:\n{}", self.process.logs()))
+        served.with_context(|| format!("adapter log:\n{}", self.front.process.logs()))
     }
 }
 
 /// metrics-adapter with the repository's default config, called as the aggregator would.
 async fn start_adapter(cluster: &PrivateCluster) -> Result<Adapter> {
     let c = &cluster.cluster;
-    let port = free_port()?;
-    let config = repo_root().join("config/adapter/default-config.yaml");
-    let mut args = front_proxied_adapter_args(
-        c,
-        port,
-        c.env.var("PROMETHEUS_URL")?,
-        &config.display().to_string(),
-    )?;
-    args.extend([
-        "--metrics-relist-interval=5s".into(),
-        "--metrics-max-age=1h".into(),
-    ]);
-    let mut process = ServiceProcess::start("metrics-adapter", &args)?;
-    let ca = std::fs::read_to_string(c.env.path("AGGREGATED_SERVING_CA")?)?;
-    let http = adapter_https_client(c, &ca, true)?;
-    let base = format!("https://127.0.0.1:{port}");
-    process
-        .wait_ready_using(&http, &format!("{base}/readyz"), Duration::from_secs(60))
+    let front = AdapterLaunch::config_file(&repo_root().join("config/adapter/default-config.yaml"))
+        .relist("5s", "1h")
+        .front_proxied(c)
         .await?;
     Ok(Adapter {
-        process,
-        base,
-        http,
+        front,
         nodes: c.kwok_nodes()?,
     })
 }

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use ferrocrane_e2e::ksm::start_ksm;
 use ferrocrane_e2e::{
-    Cluster, ClusterLock, METRICS_APISERVICES_LOCK, MetricsAdapter, ServiceProcess, http_client,
-    repo_root, two_ports, wait_until,
+    AdapterLaunch, Cluster, ClusterLock, METRICS_APISERVICES_LOCK, craned::CranedLaunch,
+    http_client, repo_root, wait_until,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -247,31 +247,9 @@ async fn ksm_listeners_hold_under_slow_clients(cluster: &Cluster) -> Result<()> 
 
 async fn craned_listeners_hold_under_slow_clients(cluster: &Cluster) -> Result<()> {
     let ns = cluster.namespace("slow-craned").await?;
-    let (metrics_port, health_port) = two_ports()?;
-    let args = vec![
-        format!("--kubeconfig={}", cluster.kubeconfig()?.display()),
-        format!(
-            "--prometheus-address={}",
-            cluster.env.var("PROMETHEUS_URL")?
-        ),
-        format!(
-            "--recommendation-configuration-file={}",
-            repo_root()
-                .join("config/craned/recommendation-configuration.yaml")
-                .display()
-        ),
-        format!("--metrics-bind-address=127.0.0.1:{metrics_port}"),
-        format!("--health-probe-bind-address=127.0.0.1:{health_port}"),
-        "--leader-elect=false".to_string(),
-        format!("--pod-namespace={}", ns.name),
-    ];
-    let mut craned = ServiceProcess::start("craned", &args)?;
-    craned
-        .wait_ready(
-            &format!("http://127.0.0.1:{health_port}/readyz"),
-            Duration::from_secs(60),
-        )
-        .await?;
+    let launch = CranedLaunch::example(cluster, &ns.name)?;
+    let (metrics_port, health_port) = (launch.metrics_port(), launch.health_port());
+    let mut craned = launch.start().await?;
     let client = http_client()?;
     for (name, port, path) in [
         ("craned metrics", metrics_port, "/metrics"),
@@ -290,7 +268,9 @@ async fn adapter_listener_holds_under_slow_clients(cluster: &Cluster) -> Result<
         ClusterLock::acquire(cluster, METRICS_APISERVICES_LOCK, Duration::from_secs(600)).await?;
     let ns = cluster.namespace("slow-adapter").await?;
     let config = std::fs::read_to_string(repo_root().join("config/adapter/default-config.yaml"))?;
-    let adapter = MetricsAdapter::start(cluster, &ns.name, &config).await?;
+    let adapter = AdapterLaunch::new(&config)
+        .behind_aggregator(cluster, &ns.name)
+        .await?;
     let host = format!("metrics-adapter.{}.svc", ns.name);
     let addr = SocketAddr::from(([127, 0, 0, 1], adapter.port));
     let client = ferrocrane_e2e::adapter_https_client_resolving(

@@ -23,8 +23,7 @@ use anyhow::{Context, Result, bail};
 use ferrocrane_e2e::differential::json::{drop_keys, normalise};
 use ferrocrane_e2e::differential::{Documented, Verdict, indent};
 use ferrocrane_e2e::{
-    Cluster, HistoryPrometheus, PinnedPrometheus, ServiceProcess, adapter_https_client, free_port,
-    front_proxied_adapter_args,
+    AdapterLaunch, Cluster, FrontProxiedAdapter, HistoryPrometheus, PinnedPrometheus,
 };
 use serde_json::Value;
 
@@ -219,8 +218,7 @@ struct Answer {
 /// The Go original or ours, started with the same arguments.
 struct Side {
     name: &'static str,
-    process: ServiceProcess,
-    base: String,
+    adapter: FrontProxiedAdapter,
 }
 
 async fn ask(client: &reqwest::Client, base: &str, request: &Request) -> Result<Answer> {
@@ -266,12 +264,13 @@ async fn wait_settled(client: &reqwest::Client, side: &mut Side) -> Result<()> {
     let mut last: Option<Vec<Answer>> = None;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
     loop {
-        side.process
+        side.adapter
+            .process
             .ensure_running()
             .with_context(|| format!("{} exited", side.name))?;
         let mut now = Vec::new();
         for r in &discovery {
-            match ask(client, &side.base, r).await {
+            match ask(client, &side.adapter.base, r).await {
                 Ok(a) if a.status == 200 => now.push(a),
                 _ => break,
             }
@@ -286,7 +285,7 @@ async fn wait_settled(client: &reqwest::Client, side: &mut Side) -> Result<()> {
             bail!(
                 "{} did not settle in 120 s; log:\n{}",
                 side.name,
-                side.process.logs()
+                side.adapter.process.logs()
             );
         }
         tokio::time::sleep(Duration::from_secs(6)).await;
@@ -303,37 +302,29 @@ async fn compare_config(
     config: &str,
     verdict: &mut Verdict<'_, Answers>,
 ) -> Result<usize> {
-    let dir = std::env::temp_dir().join(format!("ferrocrane-adapter-diff-{}-{name}", world.ns));
-    std::fs::create_dir_all(&dir)?;
-    let config_file = dir.join("config.yaml");
-    std::fs::write(&config_file, config)?;
-    let config_path = config_file.display().to_string();
-    let ca = std::fs::read_to_string(cluster.env.path("AGGREGATED_SERVING_CA")?)?;
-    let client = adapter_https_client(cluster, &ca, true)?;
-    let mut sides = Vec::new();
-    for (side, bin) in [
-        (
+    let launch = || {
+        AdapterLaunch::new(config)
+            .prometheus(prometheus)
+            .relist("5s", "2h")
+    };
+    let go = launch()
+        .program(
             "prometheus-adapter",
             cluster.original("prometheus-adapter")?,
-        ),
-        (
-            "metrics-adapter",
-            ferrocrane_e2e::binary("metrics-adapter")?,
-        ),
-    ] {
-        let port = free_port()?;
-        let mut args = front_proxied_adapter_args(cluster, port, prometheus, &config_path)?;
-        args.extend([
-            "--metrics-relist-interval=5s".into(),
-            "--metrics-max-age=2h".into(),
-        ]);
-        let process = ServiceProcess::start_program(side, &bin, &args, &[])?;
-        sides.push(Side {
-            name: side,
-            process,
-            base: format!("https://127.0.0.1:{port}"),
-        });
-    }
+        )
+        .spawn_front_proxied(cluster)?;
+    let ours = launch().spawn_front_proxied(cluster)?;
+    let client = ours.http.clone();
+    let mut sides = [
+        Side {
+            name: "prometheus-adapter",
+            adapter: go,
+        },
+        Side {
+            name: "metrics-adapter",
+            adapter: ours,
+        },
+    ];
     let go_started = wait_settled(&client, &mut sides[0]).await;
     let ours_started = wait_settled(&client, &mut sides[1]).await;
     match (go_started, ours_started) {
@@ -366,8 +357,8 @@ async fn compare_config(
     }
     let mut compared = 1;
     for request in requests(world) {
-        let go = ask(&client, &sides[0].base, &request).await?;
-        let ours = ask(&client, &sides[1].base, &request).await?;
+        let go = ask(&client, &sides[0].adapter.base, &request).await?;
+        let ours = ask(&client, &sides[1].adapter.base, &request).await?;
         compared += 1;
         if go == ours {
             continue;
@@ -388,7 +379,6 @@ async fn compare_config(
             },
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
     Ok(compared)
 }
 

@@ -17,6 +17,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Result, bail};
 use cluster::*;
+use ferrocrane_e2e::craned::CranedLaunch;
 use ferrocrane_e2e::differential::{Documented, Verdict};
 use ferrocrane_e2e::{HistoryPrometheus, PrivateCluster, ServiceProcess, repo_root, wait_until};
 use k8s_openapi::api::apps::v1::Deployment;
@@ -255,7 +256,7 @@ async fn craned_recommends_like_crane() -> Result<()> {
     };
 
     // Crane's craned.
-    let ports: Vec<u16> = (0..4)
+    let ports: Vec<u16> = (0..3)
         .map(|_| ferrocrane_e2e::free_port())
         .collect::<Result<_>>()?;
     let crane_args: Vec<String> = vec![
@@ -284,21 +285,9 @@ async fn craned_recommends_like_crane() -> Result<()> {
     clean(&client, &rules, &recs, &rec_ar).await?;
 
     // Ours, on Crane's CRDs.
-    let ours_args: Vec<String> = vec![
-        format!("--kubeconfig={kubeconfig}"),
-        format!("--prometheus-address={}", prometheus.handle.url),
-        format!("--recommendation-configuration-file={}", config.display()),
-        format!("--metrics-bind-address=127.0.0.1:{}", ports[0]),
-        format!("--health-probe-bind-address=127.0.0.1:{}", ports[3]),
-        "--leader-elect=false".into(),
-        "--pod-namespace=crane-system".into(),
-    ];
-    let mut ours = ServiceProcess::start("craned", &ours_args)?;
-    ours.wait_ready(
-        &format!("http://127.0.0.1:{}/readyz", ports[3]),
-        Duration::from_secs(60),
-    )
-    .await?;
+    let mut ours = CranedLaunch::new(cluster, &prometheus.handle.url, &config, "crane-system")?
+        .start()
+        .await?;
     // Both kills are in the pods' statuses already, as after a restart.
     wait_for_oom_records(&client, &killed, &mut ours, "ferrocrane's craned").await?;
     create_rules().await?;

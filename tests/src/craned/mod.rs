@@ -6,6 +6,10 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+mod launch;
+
+pub use launch::CranedLaunch;
+
 use crate::history::History;
 use crate::{Cluster, ServiceProcess, http_client};
 use anyhow::{Context, Result};
@@ -285,44 +289,6 @@ impl Drop for RuleGuard {
             .stderr(std::process::Stdio::null())
             .status();
     }
-}
-
-/// craned's flags for a test: the metrics and health addresses are args 3 and 4.
-pub fn craned_args(
-    cluster: &Cluster,
-    prometheus_url: &str,
-    config_path: &std::path::Path,
-    metrics_addr: &str,
-    health_port: u16,
-    namespace: &str,
-) -> Result<Vec<String>> {
-    Ok(vec![
-        format!("--kubeconfig={}", cluster.kubeconfig()?.display()),
-        format!("--prometheus-address={prometheus_url}"),
-        format!(
-            "--recommendation-configuration-file={}",
-            config_path.display()
-        ),
-        format!("--metrics-bind-address={metrics_addr}"),
-        format!("--health-probe-bind-address=127.0.0.1:{health_port}"),
-        "--leader-elect=true".to_string(),
-        format!("--pod-namespace={namespace}"),
-        "--log-level=info,ferrocrane_craned=debug".to_string(),
-        // Far above any answer these tests' histories give; the fault test goes past it.
-        "--prometheus-max-response-size=4Mi".to_string(),
-    ])
-}
-
-/// craned started and ready (its health port serves /readyz).
-pub async fn start_craned(args: &[String], health_port: u16) -> Result<ServiceProcess> {
-    let mut craned = ServiceProcess::start("craned", args)?;
-    craned
-        .wait_ready(
-            &format!("http://127.0.0.1:{health_port}/readyz"),
-            Duration::from_secs(60),
-        )
-        .await?;
-    Ok(craned)
 }
 
 /// A RecommendationRule, deleted when the guard drops.
