@@ -30,6 +30,7 @@ mod process;
 mod prometheus;
 mod service;
 mod top;
+mod usage;
 mod wait;
 mod workload;
 
@@ -54,5 +55,6 @@ pub use process::{http_client, repo_root};
 pub use prometheus::{PrometheusHandle, Sample, ScrapeTarget};
 pub use service::{ServiceProcess, binary};
 pub use top::{mebibytes, millicores, top_rows};
+pub use usage::{MIB, SyntheticContainer, SyntheticPod, SyntheticWorkload, Usage, daily};
 pub use wait::{wait_http_ok, wait_until};
 pub use workload::{TEST_IMAGE, Workload};

@@ -11,6 +11,7 @@ mod launch;
 pub use launch::CranedLaunch;
 
 use crate::history::History;
+use crate::usage::{MIB, SyntheticWorkload, Usage};
 use crate::{Cluster, ServiceProcess, http_client};
 use anyhow::{Context, Result};
 use ferrocrane_core::quantity::Quantity;
@@ -19,109 +20,36 @@ use serde_json::{Value, json};
 
 pub const MINUTE: i64 = 60;
 pub use crate::history::WEEK_MINUTES;
-pub const MIB: f64 = 1024.0 * 1024.0;
 
-/// A container's usage pattern: per minute `i`, `high` for the last `high_every_hundred`
-/// minutes of every hundred, `low` otherwise.
-#[derive(Clone, Copy)]
-pub struct Pattern {
-    pub cpu_low: f64,
-    pub cpu_high: f64,
-    pub mem_low: f64,
-    pub mem_high: f64,
-    pub high_every_hundred: i64,
-}
-
-impl Pattern {
-    fn high(&self, minute: i64) -> bool {
-        minute.rem_euclid(100) >= 100 - self.high_every_hundred
-    }
-    fn cpu(&self, minute: i64) -> f64 {
-        if self.high(minute) {
-            self.cpu_high
-        } else {
-            self.cpu_low
-        }
-    }
-    fn mem(&self, minute: i64) -> f64 {
-        if self.high(minute) {
-            self.mem_high
-        } else {
-            self.mem_low
-        }
-    }
-}
-
-pub struct Workload {
-    pub name: &'static str,
-    pub pods: [&'static str; 2],
-    pub containers: Vec<(&'static str, Pattern, &'static str, &'static str)>,
-}
-
-pub fn workloads() -> Vec<Workload> {
+/// The Resource tests' workloads: a web app with bursts and a steady sidecar, and a
+/// database with bursts.
+pub fn workloads() -> Vec<SyntheticWorkload> {
     vec![
-        Workload {
-            name: "web",
-            pods: ["web-7c9d8f6b5-abcde", "web-7c9d8f6b5-fghij"],
-            containers: vec![
-                (
-                    "app",
-                    Pattern {
-                        cpu_low: 0.25,
-                        cpu_high: 0.85,
-                        mem_low: 300.0 * MIB,
-                        mem_high: 650.0 * MIB,
-                        high_every_hundred: 3,
-                    },
-                    "500m",
-                    // Above the usage estimate, so the OOM bump of this request shows.
-                    "1Gi",
-                ),
-                (
-                    "sidecar",
-                    Pattern {
-                        cpu_low: 0.05,
-                        cpu_high: 0.05,
-                        mem_low: 50.0 * MIB,
-                        mem_high: 50.0 * MIB,
-                        high_every_hundred: 0,
-                    },
-                    "100m",
-                    "64Mi",
-                ),
-            ],
-        },
-        Workload {
-            name: "db",
-            pods: ["db-5f6d7c8b9-klmno", "db-5f6d7c8b9-pqrst"],
-            containers: vec![(
+        SyntheticWorkload::week_long("web", &["web-7c9d8f6b5-abcde", "web-7c9d8f6b5-fghij"])
+            .container(
+                "app",
+                Usage::bursts((0.25, 300.0 * MIB), (0.85, 650.0 * MIB), 3),
+                "500m",
+                // Above the usage estimate, so the OOM bump of this request shows.
+                "1Gi",
+            )
+            .container("sidecar", Usage::flat(0.05, 50.0 * MIB), "100m", "64Mi"),
+        SyntheticWorkload::week_long("db", &["db-5f6d7c8b9-klmno", "db-5f6d7c8b9-pqrst"])
+            .container(
                 "postgres",
-                Pattern {
-                    cpu_low: 1.35,
-                    cpu_high: 2.45,
-                    mem_low: 1500.0 * MIB,
-                    mem_high: 2150.0 * MIB,
-                    high_every_hundred: 5,
-                },
+                Usage::bursts((1.35, 1500.0 * MIB), (2.45, 2150.0 * MIB), 5),
                 "1",
                 "1Gi",
-            )],
-        },
+            ),
     ]
 }
 
 /// The workloads' cAdvisor history in `namespace`: every pod's containers, one sample a
-/// minute over a week (and ten minutes) up to `end_minute`.
+/// minute over a week (and ten minutes) up to and including `end_minute`.
 pub fn history(namespace: &str, end_minute: i64) -> History {
     let mut history = History::new();
     for w in workloads() {
-        for pod in w.pods {
-            for (c, p, _, _) in &w.containers {
-                let labels = format!("namespace=\"{namespace}\",pod=\"{pod}\",container=\"{c}\"");
-                let minutes = end_minute - WEEK_MINUTES - 10..=end_minute;
-                history.cadvisor(&labels, minutes, |m| p.cpu(m), |m| p.mem(m));
-            }
-        }
+        w.cadvisor(&mut history, namespace, "", end_minute + 1, false);
     }
     history
 }
@@ -149,7 +77,7 @@ pub fn p99_bucket_end(values: &[f64], bucket: f64) -> f64 {
 
 /// The expected (millicores, bytes) of a container with margin `margin`: the week of minutes
 /// both pods contribute (the same values twice do not move a percentile, but keep it honest).
-pub fn expected(p: &Pattern, end_minute: i64, margin: f64) -> (i64, i64) {
+pub fn expected(p: &Usage, end_minute: i64, margin: f64) -> (i64, i64) {
     let minutes: Vec<i64> = (end_minute - WEEK_MINUTES..=end_minute).collect();
     let cpu: Vec<f64> = minutes.iter().flat_map(|&m| [p.cpu(m), p.cpu(m)]).collect();
     let mem: Vec<f64> = minutes.iter().flat_map(|&m| [p.mem(m), p.mem(m)]).collect();
@@ -174,14 +102,6 @@ recommenders:
       creation-cooldown: \"0s\"
 "
     )
-}
-
-pub fn deployment(namespace: &str, w: &Workload) -> Value {
-    let mut d = crate::workload::Workload::deployment(w.name).replicas(2);
-    for (c, _, cpu, mem) in &w.containers {
-        d = d.container(c, cpu, mem);
-    }
-    d.json(Some(namespace))
 }
 
 pub fn recommendation_api(client: &kube::Client, namespace: &str) -> Api<DynamicObject> {
@@ -333,7 +253,7 @@ pub async fn create_workloads(client: &kube::Client, namespace: &str) -> Result<
     let deployments: Api<k8s_openapi::api::apps::v1::Deployment> =
         Api::namespaced(client.clone(), namespace);
     for w in workloads() {
-        let d = serde_json::from_value(deployment(namespace, &w))?;
+        let d = serde_json::from_value(w.deployment_json(namespace, 2))?;
         deployments.create(&PostParams::default(), &d).await?;
     }
     Ok(())

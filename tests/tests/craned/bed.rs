@@ -82,7 +82,7 @@ impl Bed {
 
     /// The targets web's `app` container gets with `margin`.
     pub fn web_app_targets(&self, margin: f64) -> (i64, i64) {
-        expected(&workloads()[0].containers[0].1, self.end_minute, margin)
+        expected(&workloads()[0].containers[0].usage, self.end_minute, margin)
     }
 
     /// Asks for a round now (the `run-once` annotation, with `value`).

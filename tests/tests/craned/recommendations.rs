@@ -29,15 +29,17 @@ async fn resource_recommendations_equal_the_targets_computed_from_history() -> R
             assert!(log.contains("reading history with remote read"), "{log}");
         }
         let got = targets_of(&rec)?;
-        for (c, p, cpu_req, mem_req) in &w.containers {
-            let want = expected(p, bed.end_minute, 0.15);
+        for c in &w.containers {
+            let want = expected(&c.usage, bed.end_minute, 0.15);
             assert_eq!(
-                got.get(*c),
+                got.get(c.name),
                 Some(&want),
-                "{}/{c}: {:#?}",
+                "{}/{}: {:#?}",
                 w.name,
+                c.name,
                 rec.data["status"]
             );
+            let (cpu_req, mem_req) = (c.cpu_request, c.memory_request);
             // currentInfo holds the Deployment's requests.
             let current = rec.data["status"]["currentInfo"].as_str().unwrap_or("");
             assert!(

@@ -385,13 +385,14 @@ async fn craned_on(kind: BackendKind) -> Result<()> {
             .await
             .with_context(|| format!("{kind}:\n{}", backend.logs()))?;
         let got = targets_of(&rec)?;
-        for (c, p, _, _) in &w.containers {
-            let want = expected(p, end_minute, 0.15);
+        for c in &w.containers {
+            let want = expected(&c.usage, end_minute, 0.15);
             ensure!(
-                got.get(*c) == Some(&want),
-                "{kind}: {}/{c}: got {:?}, want {want:?}",
+                got.get(c.name) == Some(&want),
+                "{kind}: {}/{}: got {:?}, want {want:?}",
                 w.name,
-                got.get(*c)
+                c.name,
+                got.get(c.name)
             );
         }
     }

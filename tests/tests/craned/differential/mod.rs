@@ -25,7 +25,7 @@ use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use kube::api::{Api, DynamicObject, ListParams, PostParams};
 use serde_json::json;
 use targets::STORAGE_NS;
-use workloads::{Container, MINUTE, NS, Workload, deployment, history, oom_kill, workloads};
+use workloads::{MINUTE, NS, deployment, fresh, history, oom_kill, workloads};
 
 /// Where the workload created moments before each run lives, under a rule of its own.
 const FRESH_NS: &str = "fresh";
@@ -134,11 +134,11 @@ async fn craned_recommends_like_crane() -> Result<()> {
     targets::create(&client).await?;
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), NS);
     let toleration = cluster.kwok_toleration()?;
-    for w in workloads() {
+    for case in workloads() {
         deployments
             .create(
                 &PostParams::default(),
-                &serde_json::from_value(deployment(NS, &w, &toleration))?,
+                &serde_json::from_value(deployment(NS, &case.workload, &toleration))?,
             )
             .await?;
     }
@@ -218,22 +218,10 @@ async fn craned_recommends_like_crane() -> Result<()> {
             now_config,
         ),
     ];
-    let fresh = Workload {
-        name: "fresh",
-        pods: vec![],
-        containers: vec![Container {
-            name: "app",
-            cpu: |_| 0.0,
-            mem: |_| 0.0,
-        }],
-        duplicated: false,
-        history: false,
-        oom_killed: false,
-    };
     Api::<Deployment>::namespaced(client.clone(), FRESH_NS)
         .create(
             &PostParams::default(),
-            &serde_json::from_value(deployment(FRESH_NS, &fresh, &toleration))?,
+            &serde_json::from_value(deployment(FRESH_NS, &fresh(), &toleration))?,
         )
         .await?;
     let nodes = Api::<Node>::all(client.clone())
@@ -275,7 +263,11 @@ async fn craned_recommends_like_crane() -> Result<()> {
     // time: with two reported together, Crane's recorder did not hold both within a minute (its
     // ConfigMap create probably races its own informer cache).
     let mut killed = Vec::new();
-    for w in workloads().iter().filter(|w| w.oom_killed) {
+    for w in workloads()
+        .iter()
+        .filter(|c| c.oom_killed)
+        .map(|c| &c.workload)
+    {
         killed.push((oom_kill(&pods, w).await?, w.containers[0].name.to_owned()));
         wait_for_oom_records(&client, &killed, &mut crane, "Crane's craned").await?;
     }
