@@ -3,8 +3,8 @@
 //! The pure core lives in [`crd`] (the CustomResourceDefinitions), [`prediction`] (percentile
 //! histogram), [`recommender`] (each recommender as a function of its inputs) and [`workload`]
 //! (a workload's pods and requests); the edges in [`datasource`] (Prometheus history),
-//! [`controller`] (the RecommendationRule controller) and [`runtime`] (wiring), configured by
-//! [`options`].
+//! [`controller`] (one folder per controller, and what they share) and [`runtime`] (wiring),
+//! configured by [`options`].
 
 // Tests may cast freely; service code proves each narrowing (Cargo.toml [workspace.lints]).
 #![cfg_attr(test, allow(clippy::cast_possible_truncation))]
@@ -42,8 +42,9 @@ pub struct Args {
 /// One-shot commands; without one, craned runs as the manager.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Print the Recommendation and RecommendationRule CustomResourceDefinitions as YAML
-    /// (what deploy/crds/ holds).
+    /// Print craned's CustomResourceDefinitions as YAML: Recommendation, RecommendationRule,
+    /// EffectiveHorizontalPodAutoscaler, Substitute, TimeSeriesPrediction (what deploy/crds/
+    /// holds).
     Crd,
     /// Print current vs recommended requests (and replicas) of the workloads running now,
     /// from Prometheus' usage history, without installing anything.

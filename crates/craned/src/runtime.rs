@@ -12,12 +12,12 @@ use ferrocrane_core::kube::{build_client, spawn_refresh};
 use ferrocrane_core::prometheus::{MetricsOptions, PrometheusClient};
 use ferrocrane_core::server::{AdminState, Readiness, admin_router, serve, shutdown_signal};
 
-use crate::controller::execute::OomSource;
 use crate::controller::leader::LeaderState;
-use crate::controller::{self, leader};
+use crate::controller::recommendation_rule::execute::OomSource;
+use crate::controller::{self, leader, recommendation_rule};
 use crate::datasource::{History, Retry};
 use crate::metrics::CraneMetrics;
-use crate::metrics::reconcile::ReconcileMetrics;
+use crate::metrics::reconcile::ReconcileFamilies;
 use crate::oom::{self, OomStore};
 use crate::options::Settings;
 use crate::recommender::RecommendationConfiguration;
@@ -115,8 +115,7 @@ pub async fn run(settings: Settings) -> Result<()> {
         .register(Box::new(ferrocrane_core::process::ProcessMetrics::new()?))
         .context("registering metrics")?;
     let metrics = Arc::new(CraneMetrics::new(registry.clone()).context("registering metrics")?);
-    let reconcile_metrics = ReconcileMetrics::new(&registry, controller::METRIC_LABELS)
-        .context("registering metrics")?;
+    let reconcile_families = ReconcileFamilies::new(&registry).context("registering metrics")?;
     let config = ConfigWatcher::<RecommendationConfiguration>::start(
         &settings.configuration_file,
         WatchOptions {
@@ -211,13 +210,16 @@ pub async fn run(settings: Settings) -> Result<()> {
     );
     let status_writes = controller::StatusWrites::detect(&client).await;
 
-    controller::run(
-        controller::Wiring {
+    recommendation_rule::run(
+        recommendation_rule::Wiring {
             client,
             config: config.subscribe(),
             history,
             metrics,
-            reconcile_metrics,
+            reconcile_metrics: reconcile_families.controller(
+                recommendation_rule::NAME,
+                recommendation_rule::METRIC_LABELS,
+            ),
             mapper,
             namespace: settings.namespace.clone(),
             identity: settings.identity.clone(),

@@ -19,7 +19,7 @@ pub fn config(s: &str) {
     let _ = parse_duration_secs(s);
     let _ = parse_specifications(s);
     let _ = ferrocrane_craned::oom::decode(s);
-    let _ = ferrocrane_craned::controller::parse_run_interval(s);
+    let _ = ferrocrane_craned::controller::recommendation_rule::parse_run_interval(s);
 }
 
 const NOW: i64 = 1_700_000_000;

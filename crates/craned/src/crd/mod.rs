@@ -1,5 +1,7 @@
-//! `analysis.crane.io/v1alpha1`: `Recommendation` (namespaced) and `RecommendationRule`
-//! (cluster-scoped), wire-compatible with gocrane/api `analysis/v1alpha1/types.go`.
+//! craned's CustomResourceDefinitions. Here `analysis.crane.io/v1alpha1`: `Recommendation`
+//! (namespaced) and `RecommendationRule` (cluster-scoped), wire-compatible with gocrane/api
+//! `analysis/v1alpha1/types.go`; the autoscaling half in [`autoscaling`] (EHPA, Substitute)
+//! and [`prediction`] (TimeSeriesPrediction).
 //!
 //! Field names, omitempty behaviour, enums, defaults, short names and printer columns follow
 //! Crane's CRDs. One deliberate difference: both kinds have the `status` subresource (Crane's
@@ -8,6 +10,9 @@
 
 // kube-derive's repeated `printcolumn(type_ = ...)` reads to clippy as duplicated attributes.
 #![allow(clippy::duplicated_attributes)]
+
+pub mod autoscaling;
+pub mod prediction;
 
 use std::collections::BTreeMap;
 
@@ -375,10 +380,30 @@ pub struct RecommendationMission {
 pub const RECOMMENDATIONS_CRD_FILE: &str = "deploy/crds/analysis.crane.io_recommendations.yaml";
 pub const RECOMMENDATION_RULES_CRD_FILE: &str =
     "deploy/crds/analysis.crane.io_recommendationrules.yaml";
+pub const EHPA_CRD_FILE: &str =
+    "deploy/crds/autoscaling.crane.io_effectivehorizontalpodautoscalers.yaml";
+pub const SUBSTITUTES_CRD_FILE: &str = "deploy/crds/autoscaling.crane.io_substitutes.yaml";
+pub const TSP_CRD_FILE: &str = "deploy/crds/prediction.crane.io_timeseriespredictions.yaml";
 
-/// Both CRDs, Recommendation first.
+/// The two recommendation CRDs, Recommendation first.
 pub fn crds() -> [CustomResourceDefinition; 2] {
     [Recommendation::crd(), RecommendationRule::crd()]
+}
+
+/// Every CRD craned serves, each with the file `deploy/crds/` keeps it in: the recommendation
+/// half, then the autoscaling half (EHPA, Substitute, TimeSeriesPrediction).
+pub fn all_crds() -> [(CustomResourceDefinition, &'static str); 5] {
+    let [recommendations, rules] = crds();
+    [
+        (recommendations, RECOMMENDATIONS_CRD_FILE),
+        (rules, RECOMMENDATION_RULES_CRD_FILE),
+        (
+            autoscaling::EffectiveHorizontalPodAutoscaler::crd(),
+            EHPA_CRD_FILE,
+        ),
+        (autoscaling::Substitute::crd(), SUBSTITUTES_CRD_FILE),
+        (prediction::TimeSeriesPrediction::crd(), TSP_CRD_FILE),
+    ]
 }
 
 /// One CRD as a YAML document (starting with `---`), exactly as committed under `deploy/crds/`.
@@ -386,10 +411,10 @@ pub fn crd_yaml(crd: &CustomResourceDefinition) -> Result<String, serde_saphyr::
     Ok(format!("---\n{}", serde_saphyr::to_string(crd)?))
 }
 
-/// What `craned crd` prints: both CRDs as a multi-document YAML stream.
+/// What `craned crd` prints: every CRD as a multi-document YAML stream.
 pub fn all_crds_yaml() -> Result<String, serde_saphyr::SerializeError> {
     let mut out = String::new();
-    for crd in crds() {
+    for (crd, _) in all_crds() {
         out.push_str(&crd_yaml(&crd)?);
     }
     Ok(out)
@@ -397,3 +422,31 @@ pub fn all_crds_yaml() -> Result<String, serde_saphyr::SerializeError> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod test_support {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+
+    /// The printer columns as [name, type, JSONPath].
+    pub fn columns(crd: &CustomResourceDefinition) -> Vec<[String; 3]> {
+        crd.spec.versions[0]
+            .additional_printer_columns
+            .clone()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|c| [c.name, c.type_, c.json_path])
+            .collect()
+    }
+
+    /// The first version's OpenAPI schema as JSON.
+    pub fn schema(crd: &CustomResourceDefinition) -> serde_json::Value {
+        serde_json::to_value(
+            crd.spec.versions[0]
+                .schema
+                .as_ref()
+                .and_then(|s| s.open_api_v3_schema.as_ref())
+                .expect("a schema"),
+        )
+        .expect("serializable")
+    }
+}

@@ -3,6 +3,7 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use super::*;
+use crate::crd::test_support::{columns, schema};
 
 fn repo_file(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -14,11 +15,7 @@ fn repo_file(rel: &str) -> PathBuf {
 /// Regenerate with `UPDATE_CRDS=1 cargo test -p ferrocrane-craned crd::`.
 #[test]
 fn committed_crds_match_generated() {
-    let [recs, rules] = crds();
-    for (crd, rel) in [
-        (recs, RECOMMENDATIONS_CRD_FILE),
-        (rules, RECOMMENDATION_RULES_CRD_FILE),
-    ] {
+    for (crd, rel) in all_crds() {
         let generated = crd_yaml(&crd).expect("serialize CRD");
         let path = repo_file(rel);
         if std::env::var_os("UPDATE_CRDS").is_some() {
@@ -35,9 +32,9 @@ fn committed_crds_match_generated() {
 }
 
 #[test]
-fn all_crds_yaml_is_both_documents() {
+fn all_crds_yaml_is_every_document() {
     let all = all_crds_yaml().unwrap();
-    assert_eq!(all.matches("\n---\n").count() + 1, 2);
+    assert_eq!(all.matches("\n---\n").count() + 1, 5);
     assert!(all.starts_with("---\napiVersion: apiextensions.k8s.io/v1\n"));
     assert!(all.contains("name: recommendations.analysis.crane.io"));
     assert!(all.contains("name: recommendationrules.analysis.crane.io"));
@@ -54,42 +51,32 @@ fn crd_names_scope_and_columns_match_crane() {
     assert_eq!(rules.spec.names.plural, "recommendationrules");
     assert_eq!(rules.spec.names.short_names, Some(vec!["rr".into()]));
 
-    let cols = |c: &CustomResourceDefinition| -> Vec<(String, String, String)> {
-        c.spec.versions[0]
-            .additional_printer_columns
-            .clone()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|c| (c.name, c.type_, c.json_path))
-            .collect()
-    };
-    let s = |a: &str, b: &str, c: &str| (a.to_string(), b.to_string(), c.to_string());
     assert_eq!(
-        cols(&recs),
-        vec![
-            s("Type", "string", ".spec.type"),
-            s("TargetKind", "string", ".spec.targetRef.kind"),
-            s("TargetNamespace", "string", ".spec.targetRef.namespace"),
-            s("TargetName", "string", ".spec.targetRef.name"),
-            s(
+        columns(&recs),
+        [
+            ["Type", "string", ".spec.type"],
+            ["TargetKind", "string", ".spec.targetRef.kind"],
+            ["TargetNamespace", "string", ".spec.targetRef.namespace"],
+            ["TargetName", "string", ".spec.targetRef.name"],
+            [
                 "Strategy",
                 "string",
                 ".spec.completionStrategy.completionStrategyType"
-            ),
-            s(
+            ],
+            [
                 "PeriodSeconds",
                 "string",
                 ".spec.completionStrategy.periodSeconds"
-            ),
-            s("AdoptionType", "string", ".spec.adoptionType"),
-            s("AGE", "date", ".metadata.creationTimestamp"),
+            ],
+            ["AdoptionType", "string", ".spec.adoptionType"],
+            ["AGE", "date", ".metadata.creationTimestamp"],
         ]
     );
     assert_eq!(
-        cols(&rules),
-        vec![
-            s("RunInterval", "string", ".spec.runInterval"),
-            s("AGE", "date", ".metadata.creationTimestamp"),
+        columns(&rules),
+        [
+            ["RunInterval", "string", ".spec.runInterval"],
+            ["AGE", "date", ".metadata.creationTimestamp"],
         ]
     );
 }
@@ -97,18 +84,6 @@ fn crd_names_scope_and_columns_match_crane() {
 #[test]
 fn schema_has_crane_enums_defaults_and_required_fields() {
     let [recs, rules] = crds();
-    let schema = |c: &CustomResourceDefinition| {
-        serde_json::to_value(
-            c.spec.versions[0]
-                .schema
-                .as_ref()
-                .unwrap()
-                .open_api_v3_schema
-                .as_ref()
-                .unwrap(),
-        )
-        .unwrap()
-    };
     let r = schema(&recs);
     let spec = &r["properties"]["spec"];
     assert_eq!(spec["required"], json!(["targetRef", "type"]));

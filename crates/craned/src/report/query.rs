@@ -83,7 +83,7 @@ pub async fn fetch_usage(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::controller::targets::Target;
+    use crate::controller::recommendation_rule::targets::Target;
     use crate::workload::TemplateContainer;
     use kube::api::{ApiResource, DynamicObject};
 

@@ -20,7 +20,8 @@ use super::round::{Round, run_identities};
 use super::status::{self, Plan};
 use super::targets::{self, Target};
 use super::unchanged::run_number_of;
-use super::{FOLLOWER_RECHECK, MAX_MISSIONS, RUN_ONCE_ANNOTATION};
+use super::{MAX_MISSIONS, RUN_ONCE_ANNOTATION};
+use crate::controller::FOLLOWER_RECHECK;
 use crate::crd::{
     Recommendation, RecommendationMission, RecommendationRule, RecommendationRuleStatus, known,
 };
@@ -84,7 +85,8 @@ pub async fn reconcile(rule: Arc<RecommendationRule>, ctx: Arc<Context>) -> Resu
     let interval = match parse_run_interval(&rule.spec.run_interval) {
         Ok(i) => i,
         Err(msg) => {
-            ctx.event(&rule_ref, EventType::Warning, "FailedParseRunInterval", msg)
+            ctx.events
+                .publish(&rule_ref, EventType::Warning, "FailedParseRunInterval", msg)
                 .await;
             return Ok(Action::await_change());
         }
@@ -101,20 +103,21 @@ pub async fn reconcile(rule: Arc<RecommendationRule>, ctx: Arc<Context>) -> Resu
     let targets = match targets::select(&ctx.client, &mapper, &rule.spec).await {
         Ok(t) => t,
         Err(e) => {
-            ctx.event(
-                &rule_ref,
-                EventType::Warning,
-                "FailedSelectResource",
-                e.to_string(),
-            )
-            .await;
+            ctx.events
+                .publish(
+                    &rule_ref,
+                    EventType::Warning,
+                    "FailedSelectResource",
+                    e.to_string(),
+                )
+                .await;
             return Err(e.into());
         }
     };
     let config = ctx.config.borrow().clone();
     let (ids, missing) = identities(&rule, &config, &targets);
     for name in &missing {
-        ctx.event(
+        ctx.events.publish(
             &rule_ref,
             EventType::Warning,
             "RecommenderNotConfigured",

@@ -7,7 +7,7 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::api::{Api, ListParams};
 
 use super::{Output, TargetRun};
-use crate::controller::status::RunError;
+use crate::controller::recommendation_rule::status::RunError;
 use crate::datasource::{NetDirection, NodeUtilization, pods_net_query};
 use crate::recommender::{Config, idlenode, service, volume};
 

@@ -11,7 +11,7 @@ use kube::core::Selector;
 use serde_json::Value;
 
 use super::{FIXED_HISTORY, Output, TargetRun};
-use crate::controller::status::RunError;
+use crate::controller::recommendation_rule::status::RunError;
 use crate::datasource::WorkloadHistory;
 use crate::prediction::Sample;
 use crate::prediction::dsp::{DspConfig, DspPredictor};

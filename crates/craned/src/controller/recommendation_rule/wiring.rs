@@ -7,17 +7,18 @@ use futures::{Stream, StreamExt, stream};
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use kube::api::Api;
 use kube::core::PartialObjectMeta;
-use kube::runtime::events::{Recorder, Reporter};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, predicates, watcher};
 use kube::{Client, Resource, ResourceExt};
 use tokio::sync::watch;
 
+use super::RUN_ONCE_ANNOTATION;
 use super::context::Context;
 use super::execute::OomSource;
-use super::leader::LeaderState;
 use super::naming::rec_key;
-use super::{FIELD_MANAGER, RUN_ONCE_ANNOTATION};
+use crate::controller::events::Events;
+use crate::controller::leader::LeaderState;
+use crate::controller::status_writes::StatusWrites;
 use crate::crd::{Recommendation, RecommendationRule, known};
 use crate::datasource::History;
 use crate::metrics::CraneMetrics;
@@ -38,7 +39,7 @@ pub struct Wiring {
     pub leader: LeaderState,
     pub oom: OomSource,
     pub concurrency: usize,
-    pub status_writes: super::StatusWrites,
+    pub status_writes: StatusWrites,
     /// `--skip-unchanged-writes`.
     pub skip_unchanged_writes: bool,
 }
@@ -47,12 +48,11 @@ impl Wiring {
     /// The reconciles' context, with the store of Recommendations they read.
     pub(super) fn into_context(self, recommendations: Store<Recommendation>) -> Context {
         Context {
-            recorder: Recorder::new(
+            events: Events::new(
                 self.client.clone(),
-                Reporter {
-                    controller: FIELD_MANAGER.into(),
-                    instance: Some(self.identity),
-                },
+                self.identity,
+                self.leader.clone(),
+                "Recommend",
             ),
             client: self.client,
             config: self.config,

@@ -19,7 +19,8 @@ use super::execute::{self, TargetRun};
 use super::naming::{self, IdentityKey, mission_of, rec_key};
 use super::status::{self, RunError, to_system};
 use super::targets::Target;
-use super::{FIELD_MANAGER, adoption, unchanged};
+use super::{adoption, unchanged};
+use crate::controller::FIELD_MANAGER;
 use crate::crd::{
     Recommendation, RecommendationMission, RecommendationRule, RecommendationStatus, known,
     recommenders,
@@ -214,13 +215,14 @@ async fn run_one(
         }
         Ok(_) => {}
         Err(e) if news => {
-            ctx.event(
-                &written.object_ref(&()),
-                EventType::Warning,
-                status::failure_reason(e),
-                e.to_string(),
-            )
-            .await;
+            ctx.events
+                .publish(
+                    &written.object_ref(&()),
+                    EventType::Warning,
+                    status::failure_reason(e),
+                    e.to_string(),
+                )
+                .await;
         }
         Err(_) => {}
     }
@@ -348,7 +350,8 @@ async fn adopt(
         )),
     };
     if let Some((type_, reason, note)) = event {
-        ctx.event(&written.object_ref(&()), type_, reason, note)
+        ctx.events
+            .publish(&written.object_ref(&()), type_, reason, note)
             .await;
     }
 }
@@ -366,7 +369,7 @@ fn clone_err(e: &RunError) -> RunError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::controller::error::tests::conflict;
+    use crate::controller::recommendation_rule::error::tests::conflict;
     use crate::crd::RecommendationSpec;
 
     fn recommendation(value: &str) -> Recommendation {
@@ -381,7 +384,8 @@ mod tests {
     /// The status write fails with a conflict (injected), then succeeds.
     #[tokio::test]
     async fn a_failed_status_write_is_counted_and_the_spec_write_stands_in() {
-        let m = ReconcileMetrics::new(&prometheus::Registry::new(), &[]).unwrap();
+        let m = ReconcileMetrics::standalone(crate::controller::recommendation_rule::NAME, &[])
+            .unwrap();
         let results = [Err(conflict()), Ok(recommendation("status"))];
         let mut kept = Vec::new();
         for result in results {

@@ -7,11 +7,11 @@ use futures::StreamExt;
 use kube::ResourceExt;
 use kube::runtime::controller::{Action, Config, Controller};
 
-use super::FOLLOWER_RECHECK;
 use super::context::Context;
 use super::error::Error;
 use super::reconcile::reconcile;
 use super::wiring::{self, Wiring};
+use crate::controller::FOLLOWER_RECHECK;
 use crate::crd::RecommendationRule;
 use crate::metrics::reconcile::ReconcileMetrics;
 
@@ -67,11 +67,12 @@ pub async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::controller::error::tests::conflict;
+    use crate::controller::recommendation_rule::error::tests::conflict;
 
     #[test]
     fn a_failed_rule_status_write_is_counted_and_retried() {
-        let m = ReconcileMetrics::new(&prometheus::Registry::new(), &[]).unwrap();
+        let m = ReconcileMetrics::standalone(crate::controller::recommendation_rule::NAME, &[])
+            .unwrap();
         let action = retry_after("r", &Error::WriteRuleStatus(conflict()), &m);
         assert_eq!(action, Action::requeue(ERROR_RETRY));
         assert_eq!(m.errors("write_rule_status"), 1);
