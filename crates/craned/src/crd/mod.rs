@@ -11,8 +11,7 @@
 // kube-derive's repeated `printcolumn(type_ = ...)` reads to clippy as duplicated attributes.
 #![allow(clippy::duplicated_attributes)]
 
-pub mod autoscaling;
-pub mod prediction;
+pub use ferrocrane_autoscaling::crd::{autoscaling, prediction};
 
 use std::collections::BTreeMap;
 
@@ -422,31 +421,3 @@ pub fn all_crds_yaml() -> Result<String, serde_saphyr::SerializeError> {
 
 #[cfg(test)]
 mod tests;
-
-#[cfg(test)]
-mod test_support {
-    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-
-    /// The printer columns as [name, type, JSONPath].
-    pub fn columns(crd: &CustomResourceDefinition) -> Vec<[String; 3]> {
-        crd.spec.versions[0]
-            .additional_printer_columns
-            .clone()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|c| [c.name, c.type_, c.json_path])
-            .collect()
-    }
-
-    /// The first version's OpenAPI schema as JSON.
-    pub fn schema(crd: &CustomResourceDefinition) -> serde_json::Value {
-        serde_json::to_value(
-            crd.spec.versions[0]
-                .schema
-                .as_ref()
-                .and_then(|s| s.open_api_v3_schema.as_ref())
-                .expect("a schema"),
-        )
-        .expect("serializable")
-    }
-}

@@ -252,7 +252,7 @@ pub struct SubstituteStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crd::test_support::{columns, schema};
+    use crate::crd::inspect::{columns, schema};
     use kube::core::CustomResourceExt;
     use serde_json::json;
 

@@ -294,7 +294,7 @@ fn is_zero_i64(n: &i64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crd::test_support::{columns, schema};
+    use crate::crd::inspect::{columns, schema};
     use kube::core::CustomResourceExt;
     use serde_json::json;
 
