@@ -18,6 +18,8 @@ use kube::Api;
 
 use crate::api::{self, ApiState};
 use crate::auth::{Auth, AuthMetrics};
+use crate::external_metrics::prometheus::PrometheusRules;
+use crate::external_metrics::{ExternalMetrics, Source};
 use crate::loader::{CompiledConfig, load_compiled};
 use crate::options::{Args, AuthArgs};
 use crate::relist::{Registries, RelistLoop, RelistMetrics};
@@ -247,6 +249,12 @@ pub async fn serve_adapter(args: Args) -> anyhow::Result<()> {
             queries: resource_queries.clone(),
         })))
         .merge(api::router(ApiState {
+            external: Arc::new(ExternalMetrics::new(vec![Source::PrometheusRules(
+                PrometheusRules {
+                    registries: registries.clone(),
+                    prometheus: prometheus.clone(),
+                },
+            )])),
             registries,
             resource_queries,
             prometheus,

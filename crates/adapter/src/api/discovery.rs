@@ -11,7 +11,7 @@ pub use crate::served::{
 };
 
 use super::types::{ApiGroup, ApiGroupList, ApiResource, GroupVersion, ServerAddressByClientCidr};
-use crate::registry::{CustomRegistry, ExternalRegistry};
+use crate::registry::CustomRegistry;
 
 fn gv(group: &str, version: &str) -> GroupVersion {
     GroupVersion {
@@ -70,12 +70,11 @@ pub fn custom_resources(registry: &CustomRegistry) -> Vec<ApiResource> {
 }
 
 /// One namespaced entry per external metric.
-pub fn external_resources(registry: &ExternalRegistry) -> Vec<ApiResource> {
-    registry
-        .list_external_metrics()
+pub fn external_resources(metrics: &[String]) -> Vec<ApiResource> {
+    metrics
         .iter()
         .map(|m| ApiResource {
-            name: m.metric.clone(),
+            name: m.clone(),
             singular_name: String::new(),
             namespaced: true,
             kind: "ExternalMetricValueList",

@@ -34,6 +34,8 @@ pub struct ApiState {
     pub registries: SharedRegistries,
     pub resource_queries: SharedResourceQueries,
     pub prometheus: PrometheusClient,
+    /// external.metrics.k8s.io's sources.
+    pub external: std::sync::Arc<crate::external_metrics::ExternalMetrics>,
     /// Lists the objects behind `*` requests (`--lister-kubeconfig`).
     pub lister: kube::Client,
     /// Answers `*` requests from watches instead, once they have synced (`--object-cache`).
@@ -187,13 +189,13 @@ async fn apis(State(state): State<ApiState>, req: Request) -> Response {
 }
 
 fn resource_list(state: &ApiState, group: &str, gv: String) -> Response {
-    let resources = {
-        let r = state.registries.read().unwrap_or_else(|e| e.into_inner());
-        match group {
-            discovery::CUSTOM_GROUP => discovery::custom_resources(&r.custom),
-            discovery::EXTERNAL_GROUP => discovery::external_resources(&r.external),
-            _ => discovery::resource_metrics_resources(),
+    let resources = match group {
+        discovery::CUSTOM_GROUP => {
+            let r = state.registries.read().unwrap_or_else(|e| e.into_inner());
+            discovery::custom_resources(&r.custom)
         }
+        discovery::EXTERNAL_GROUP => discovery::external_resources(&state.external.metric_names()),
+        _ => discovery::resource_metrics_resources(),
     };
     json_response(StatusCode::OK, &ApiResourceList::new(gv, resources))
 }
@@ -379,11 +381,7 @@ async fn list_names(
 }
 
 async fn run_query(state: &ApiState, query: &str) -> Result<QueryResult, Status> {
-    state.prometheus.query(query, None).await.map_err(|e| {
-        // Upstream does not leak Prometheus' error to API clients; the log has it.
-        tracing::error!(query, error = %e, "unable to fetch metrics from prometheus");
-        Status::internal("unable to fetch metrics")
-    })
+    crate::query::run(&state.prometheus, query).await
 }
 
 async fn instant_vector(
@@ -410,21 +408,10 @@ async fn external_metrics(
 ) -> Result<Response, Status> {
     let (namespace, metric) = external::parse_path(segments)?;
     let metric_selector = selector(params.label_selector.as_deref())?;
-    let query = {
-        let r = state.registries.read().unwrap_or_else(|e| e.into_inner());
-        r.external
-            .query_for(Some(namespace), metric, &metric_selector)
-    };
-    let query = match query {
-        Ok(q) => q,
-        Err(RegistryError::NotFound { .. }) => return Err(external::not_found(namespace, metric)),
-        Err(e) => {
-            tracing::error!(metric, error = %e, "unable to generate a query for the metric");
-            return Err(Status::internal("unable to fetch metrics"));
-        }
-    };
-    let result = run_query(state, &query).await?;
-    let items = external::items(metric, result)?;
+    let items = state
+        .external
+        .values(namespace, metric, &metric_selector)
+        .await?;
     Ok(json_response(
         StatusCode::OK,
         &ExternalMetricValueList::new(items),

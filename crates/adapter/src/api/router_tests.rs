@@ -8,6 +8,8 @@ use ferrocrane_core::kube::SharedMapper;
 use tower::ServiceExt;
 
 use super::*;
+use crate::external_metrics::prometheus::PrometheusRules;
+use crate::external_metrics::{ExternalMetrics, Source};
 use crate::loader::parse_str;
 use crate::naming::Series;
 use crate::relist::Registries;
@@ -45,10 +47,18 @@ async fn app() -> Router {
     // Nothing below may be contacted: these answers are decided before any I/O.
     let client =
         kube::Client::try_from(kube::Config::new("http://127.0.0.1:1".parse().unwrap())).unwrap();
+    let registries = Arc::new(RwLock::new(regs));
+    let prometheus = PrometheusClient::from_url("http://127.0.0.1:1").unwrap();
     router(ApiState {
-        registries: Arc::new(RwLock::new(regs)),
+        external: Arc::new(ExternalMetrics::new(vec![Source::PrometheusRules(
+            PrometheusRules {
+                registries: registries.clone(),
+                prometheus: prometheus.clone(),
+            },
+        )])),
+        registries,
         resource_queries: SharedQueries::new(None),
-        prometheus: PrometheusClient::from_url("http://127.0.0.1:1").unwrap(),
+        prometheus,
         objects: Arc::new(crate::objects::ObjectCaches::new(client.clone(), false)),
         lister: client,
         mapper: SharedMapper::fixed(mapper),

@@ -1,0 +1,74 @@
+//! Where external.metrics.k8s.io answers come from: sources, each serving some metric names.
+//! Prometheus through `externalRules` ([`prometheus::PrometheusRules`]) is one. Discovery
+//! lists every source's metrics; a request goes to the first source serving its metric, so
+//! a source listed earlier wins a name two of them serve.
+
+pub mod prometheus;
+
+use ferrocrane_core::promql::Requirement;
+
+use crate::api::external::not_found;
+use crate::api::types::ExternalMetricValue;
+use crate::status::Status;
+
+/// One source of external metrics.
+pub enum Source {
+    PrometheusRules(prometheus::PrometheusRules),
+}
+
+impl Source {
+    fn metric_names(&self) -> Vec<String> {
+        match self {
+            Source::PrometheusRules(p) => p.metric_names(),
+        }
+    }
+
+    fn serves(&self, metric: &str) -> bool {
+        match self {
+            Source::PrometheusRules(p) => p.serves(metric),
+        }
+    }
+
+    async fn values(
+        &self,
+        namespace: &str,
+        metric: &str,
+        selector: &[Requirement],
+    ) -> Result<Vec<ExternalMetricValue>, Status> {
+        match self {
+            Source::PrometheusRules(p) => p.values(namespace, metric, selector).await,
+        }
+    }
+}
+
+/// Every source, in the order they are asked.
+pub struct ExternalMetrics {
+    sources: Vec<Source>,
+}
+
+impl ExternalMetrics {
+    pub fn new(sources: Vec<Source>) -> ExternalMetrics {
+        ExternalMetrics { sources }
+    }
+
+    /// Every metric some source serves, sorted, each once (discovery).
+    pub fn metric_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.sources.iter().flat_map(Source::metric_names).collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// `metric`'s values in `namespace` under `selector`, from the first source serving it.
+    pub async fn values(
+        &self,
+        namespace: &str,
+        metric: &str,
+        selector: &[Requirement],
+    ) -> Result<Vec<ExternalMetricValue>, Status> {
+        match self.sources.iter().find(|s| s.serves(metric)) {
+            Some(source) => source.values(namespace, metric, selector).await,
+            None => Err(not_found(namespace, metric)),
+        }
+    }
+}
