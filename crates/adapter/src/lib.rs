@@ -11,7 +11,6 @@ pub mod api;
 pub mod auth;
 pub mod check;
 pub mod config;
-pub mod external_metrics;
 pub mod loader;
 pub mod naming;
 pub mod object_selector;

@@ -16,10 +16,10 @@ use ferrocrane_core::server::{
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 
+use crate::api::external::prometheus::PrometheusRules;
+use crate::api::external::{ExternalMetrics, Source};
 use crate::api::{self, ApiState};
 use crate::auth::{Auth, AuthMetrics};
-use crate::external_metrics::prometheus::PrometheusRules;
-use crate::external_metrics::{ExternalMetrics, Source};
 use crate::loader::{CompiledConfig, load_compiled};
 use crate::options::{Args, AuthArgs};
 use crate::relist::{Registries, RelistLoop, RelistMetrics};

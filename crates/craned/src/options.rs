@@ -116,6 +116,20 @@ pub struct ManagerArgs {
           num_args = 0..=1, require_equals = true, default_missing_value = "true",
           action = ArgAction::Set)]
     pub skip_unchanged_writes: bool,
+    /// How often each TimeSeriesPrediction is checked (Crane's flag, default 30s); its status
+    /// is rewritten only when its series no longer reach the next window.
+    #[arg(long = "prediction-update-frequency-duration", default_value = "30s")]
+    pub prediction_update_frequency: String,
+    /// How long a fitted prediction model is used before it is fitted again (Crane's flag).
+    #[arg(long = "model-update-interval", default_value = "12h")]
+    pub model_update_interval: String,
+    /// Prediction models fitted at a time (Crane's flag, where it counts reconcile workers;
+    /// here reconciles never wait for a model).
+    #[arg(
+        long = "time-series-prediction-max-concurrent-reconciles",
+        default_value_t = 10
+    )]
+    pub time_series_prediction_max_concurrent_reconciles: usize,
     /// craned's own namespace: the Lease, the oom-record ConfigMap, and Recommendations of
     /// cluster-scoped targets (nodes, volumes).
     #[arg(long = "pod-namespace", env = "POD_NAMESPACE", default_value = DEFAULT_NAMESPACE)]
@@ -156,6 +170,14 @@ pub struct LeaseSettings {
     pub retry_period: Duration,
 }
 
+/// How TimeSeriesPredictions are kept up to date.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PredictionSettings {
+    pub update_period: Duration,
+    pub model_refresh: Duration,
+    pub concurrency: usize,
+}
+
 /// The validated manager settings.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -170,6 +192,8 @@ pub struct Settings {
     pub oom_record_max_number: usize,
     pub auto_adoption: bool,
     pub skip_unchanged_writes: bool,
+    /// The TimeSeriesPrediction controller's timing.
+    pub prediction: PredictionSettings,
     pub namespace: String,
     pub identity: String,
     pub kube: ClientArgs,
@@ -303,6 +327,20 @@ impl ManagerArgs {
         if self.pod_namespace.trim().is_empty() {
             return Err(err("pod-namespace", "must not be empty"));
         }
+        if self.time_series_prediction_max_concurrent_reconciles == 0 {
+            return Err(err(
+                "time-series-prediction-max-concurrent-reconciles",
+                "must be at least 1",
+            ));
+        }
+        let prediction = PredictionSettings {
+            update_period: parse_duration(
+                "prediction-update-frequency-duration",
+                &self.prediction_update_frequency,
+            )?,
+            model_refresh: parse_duration("model-update-interval", &self.model_update_interval)?,
+            concurrency: self.time_series_prediction_max_concurrent_reconciles,
+        };
         let mut kube = self.kube.clone();
         if let Some(q) = self.api_qps {
             kube.qps = q;
@@ -328,6 +366,7 @@ impl ManagerArgs {
             oom_record_max_number: self.oom_record_max_number,
             auto_adoption: self.auto_adoption,
             skip_unchanged_writes: self.skip_unchanged_writes,
+            prediction,
             namespace: self.pod_namespace.trim().to_string(),
             identity: self
                 .pod_name

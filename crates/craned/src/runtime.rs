@@ -14,7 +14,7 @@ use ferrocrane_core::server::{AdminState, Readiness, admin_router, serve, shutdo
 
 use crate::controller::leader::LeaderState;
 use crate::controller::recommendation_rule::execute::OomSource;
-use crate::controller::{self, leader, recommendation_rule};
+use crate::controller::{self, leader, recommendation_rule, time_series_prediction};
 use crate::datasource::{History, Retry};
 use crate::metrics::CraneMetrics;
 use crate::metrics::reconcile::ReconcileFamilies;
@@ -106,6 +106,49 @@ async fn run_oom_recorder(
             return;
         }
     }
+}
+
+/// The TimeSeriesPrediction controller, when the API server serves the CRD (a cluster with
+/// only the recommendation CRDs runs the rest of craned as before).
+async fn run_predictions(
+    client: kube::Client,
+    history: History,
+    leader: leader::LeaderState,
+    metrics: crate::metrics::reconcile::ReconcileMetrics,
+    settings: crate::options::PredictionSettings,
+    shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
+) {
+    use kube::core::ApiResource;
+    let ar = ApiResource::erase::<crate::crd::prediction::TimeSeriesPrediction>(&());
+    let served = client
+        .list_api_group_resources(&ar.api_version)
+        .await
+        .is_ok_and(|list| list.resources.iter().any(|r| r.name == ar.plural));
+    if !served {
+        tracing::warn!(
+            group_version = %ar.api_version,
+            "TimeSeriesPredictions are not served (apply deploy/crds/): their controller is off"
+        );
+        return;
+    }
+    time_series_prediction::run(
+        time_series_prediction::Wiring {
+            client,
+            history,
+            leader,
+            metrics,
+            update_period: settings.update_period,
+            fitting: time_series_prediction::Fitting {
+                refresh: settings.model_refresh,
+                retry: settings
+                    .update_period
+                    .max(std::time::Duration::from_secs(60)),
+                concurrency: settings.concurrency,
+            },
+        },
+        shutdown,
+    )
+    .await;
 }
 
 /// Runs the manager until SIGTERM/SIGINT.
@@ -210,6 +253,17 @@ pub async fn run(settings: Settings) -> Result<()> {
     );
     let status_writes = controller::StatusWrites::detect(&client).await;
 
+    let predictions = tokio::spawn(run_predictions(
+        client.clone(),
+        history.clone(),
+        leader.clone(),
+        reconcile_families.controller(
+            time_series_prediction::NAME,
+            time_series_prediction::METRIC_LABELS,
+        ),
+        settings.prediction,
+        stopped(stop_rx.clone()),
+    ));
     recommendation_rule::run(
         recommendation_rule::Wiring {
             client,
@@ -234,6 +288,7 @@ pub async fn run(settings: Settings) -> Result<()> {
     )
     .await;
     tracing::info!("shutting down");
+    let _ = predictions.await;
     let _ = oom_task.await;
     for s in servers {
         s.await.context("server task")?.context("server")?;

@@ -8,6 +8,7 @@ mod idle_nodes;
 mod leader;
 mod oom;
 mod oom_rounds;
+mod prediction;
 mod prometheus_faults;
 mod recommendations;
 mod reload;

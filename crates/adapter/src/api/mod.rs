@@ -35,7 +35,7 @@ pub struct ApiState {
     pub resource_queries: SharedResourceQueries,
     pub prometheus: PrometheusClient,
     /// external.metrics.k8s.io's sources.
-    pub external: std::sync::Arc<crate::external_metrics::ExternalMetrics>,
+    pub external: std::sync::Arc<external::ExternalMetrics>,
     /// Lists the objects behind `*` requests (`--lister-kubeconfig`).
     pub lister: kube::Client,
     /// Answers `*` requests from watches instead, once they have synced (`--object-cache`).

@@ -8,8 +8,8 @@ use ferrocrane_core::kube::SharedMapper;
 use tower::ServiceExt;
 
 use super::*;
-use crate::external_metrics::prometheus::PrometheusRules;
-use crate::external_metrics::{ExternalMetrics, Source};
+use crate::api::external::prometheus::PrometheusRules;
+use crate::api::external::{ExternalMetrics, Source};
 use crate::loader::parse_str;
 use crate::naming::Series;
 use crate::relist::Registries;

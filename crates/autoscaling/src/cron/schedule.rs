@@ -1,5 +1,6 @@
 //! One cron schedule: parsed once, asked for the next time it fires after an instant.
 
+use ferrocrane_core::duration::GoDuration;
 use jiff::civil::{Date, DateTime, Time};
 use jiff::tz::TimeZone;
 use jiff::{SignedDuration, Timestamp};
@@ -152,52 +153,21 @@ fn descriptor_kind(descriptor: &str) -> Result<Kind, ScheduleError> {
             let Some(duration) = other.strip_prefix("every ") else {
                 return Err(ScheduleError::Descriptor(format!("@{descriptor}")));
             };
-            let raw = &descriptor["every ".len()..];
-            let delay = parse_go_duration(raw.trim())
-                .map_err(|reason| ScheduleError::Every(duration.to_owned(), reason))?;
+            let raw = descriptor["every ".len()..].trim();
+            let delay = GoDuration::parse(raw)
+                .map_err(|e| ScheduleError::Every(duration.to_owned(), e.to_string()))?;
+            if delay.is_negative() {
+                return Err(ScheduleError::Every(
+                    duration.to_owned(),
+                    "negative delay".into(),
+                ));
+            }
             // robfig: less than a second becomes a second; otherwise whole seconds.
-            let seconds = delay.as_secs().max(1);
+            let seconds = delay.whole_seconds().max(1);
             return Ok(Kind::Every(SignedDuration::from_secs(seconds)));
         }
     };
     Ok(Kind::Fields(parse_fields(fields)?))
-}
-
-/// A Go duration (`90s`, `1h30m`, `1.5h`): the units ns, us, µs, ms, s, m, h.
-fn parse_go_duration(text: &str) -> Result<SignedDuration, String> {
-    if text.is_empty() {
-        return Err("empty duration".into());
-    }
-    let mut rest = text;
-    let mut total_nanos: f64 = 0.0;
-    while !rest.is_empty() {
-        let number_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(|| format!("missing unit in {text:?}"))?;
-        let (number, tail) = rest.split_at(number_len);
-        let value: f64 = number
-            .parse()
-            .map_err(|_| format!("invalid number {number:?} in {text:?}"))?;
-        let unit_len = tail
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(tail.len());
-        let (unit, tail) = tail.split_at(unit_len);
-        let nanos_per = match unit {
-            "ns" => 1.0,
-            "us" | "µs" => 1e3,
-            "ms" => 1e6,
-            "s" => 1e9,
-            "m" => 60e9,
-            "h" => 3600e9,
-            other => return Err(format!("unknown unit {other:?} in {text:?}")),
-        };
-        total_nanos += value * nanos_per;
-        rest = tail;
-    }
-    if !total_nanos.is_finite() || total_nanos > 1e18 {
-        return Err(format!("{text:?} is too long"));
-    }
-    Ok(SignedDuration::from_secs_f64(total_nanos / 1e9))
 }
 
 fn parse_fields(text: &str) -> Result<Fields, ScheduleError> {

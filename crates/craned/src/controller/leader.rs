@@ -55,6 +55,15 @@ impl LeaderState {
         let _ = rx.wait_for(|l| *l).await;
     }
 
+    /// A stream that yields each time leadership changes (a controller reconciles everything
+    /// then, so a new leader picks up at once).
+    pub fn changes(self) -> impl futures::Stream<Item = ()> + Send + 'static {
+        futures::stream::unfold(self, |mut l| async move {
+            l.changed().await?;
+            Some(((), l))
+        })
+    }
+
     /// Resolves when leadership changes, with the new state; `None` once it can no longer
     /// change (leader election off).
     pub async fn changed(&mut self) -> Option<bool> {

@@ -1,6 +1,7 @@
 //! craned's controllers, one folder each, and what they share.
 //!
 //! * [`recommendation_rule`]: RecommendationRule in, Recommendations and `crane_*` gauges out.
+//! * [`time_series_prediction`]: TimeSeriesPrediction in, predicted series in its status.
 //!
 //! Shared by all of them: leader election ([`leader`]: one Lease, nothing is written unless
 //! this replica leads), status writes ([`status_writes`]: on `/status`, or with the object on
@@ -12,6 +13,7 @@ pub mod events;
 pub mod leader;
 pub mod recommendation_rule;
 pub mod status_writes;
+pub mod time_series_prediction;
 
 use std::time::Duration;
 

@@ -42,7 +42,8 @@ pub async fn run(
     let deleted = wiring::workload_deletions(&w.client);
     let (rules, rule_changes) = wiring::rule_changes(&w.client);
     let config_changes = wiring::config_changes(w.config.clone());
-    let leadership_changes = wiring::leadership_changes(w.leader.clone());
+    // Becoming leader: every rule is picked up at once.
+    let leadership_changes = w.leader.clone().changes();
     let ctx = Arc::new(w.into_context(recommendations.clone()));
     // Reconciles compare with the Recommendations that exist; before the store has listed
     // them, every identity would look new.

@@ -169,11 +169,3 @@ pub(super) fn config_changes(
         Some(((), rx))
     })
 }
-
-/// Becoming leader: every rule is picked up at once.
-pub(super) fn leadership_changes(leader: LeaderState) -> impl Stream<Item = ()> + Send + 'static {
-    stream::unfold(leader, |mut l| async move {
-        l.changed().await?;
-        Some(((), l))
-    })
-}

@@ -1,28 +1,57 @@
-//! external.metrics.k8s.io: request paths and query results → `ExternalMetricValueList`, as
-//! prometheus-adapter's external provider converts them.
+//! External metrics from Prometheus through `externalRules`, as prometheus-adapter serves
+//! them: the relisted registry names them, each request renders its rule's query.
 
-use ferrocrane_core::prometheus::QueryResult;
+use ferrocrane_core::prometheus::{PrometheusClient, QueryResult};
+use ferrocrane_core::promql::Requirement;
 
-use super::types::{ExternalMetricValue, decimal_quantity, rfc3339_from_millis};
+use super::not_found;
+use crate::api::types::{ExternalMetricValue, decimal_quantity, rfc3339_from_millis};
+use crate::registry::RegistryError;
+use crate::relist::SharedRegistries;
 use crate::status::Status;
 
-/// `namespaces/{ns}/{metric}` → (namespace, metric).
-pub fn parse_path<'a>(segments: &[&'a str]) -> Result<(&'a str, &'a str), Status> {
-    match segments {
-        ["namespaces", ns, metric] if !ns.is_empty() && !metric.is_empty() => Ok((ns, metric)),
-        _ => Err(Status::route_not_found()),
-    }
+pub struct PrometheusRules {
+    pub registries: SharedRegistries,
+    pub prometheus: PrometheusClient,
 }
 
-/// The NotFound answer: upstream names `namespaces` only for the `default` namespace and
-/// nothing otherwise (its `selectGroupResource`), so the message ends in `for ` there.
-pub fn not_found(namespace: &str, metric: &str) -> Status {
-    let gr = if namespace == "default" {
-        "namespaces"
-    } else {
-        ""
-    };
-    Status::metric_not_found(gr, metric)
+impl PrometheusRules {
+    pub fn metric_names(&self) -> Vec<String> {
+        let r = self.registries.read().unwrap_or_else(|e| e.into_inner());
+        r.external
+            .list_external_metrics()
+            .iter()
+            .map(|m| m.metric.clone())
+            .collect()
+    }
+
+    pub fn serves(&self, metric: &str) -> bool {
+        let r = self.registries.read().unwrap_or_else(|e| e.into_inner());
+        r.external.lookup(metric).is_some()
+    }
+
+    pub async fn values(
+        &self,
+        namespace: &str,
+        metric: &str,
+        selector: &[Requirement],
+    ) -> Result<Vec<ExternalMetricValue>, Status> {
+        let query = {
+            let r = self.registries.read().unwrap_or_else(|e| e.into_inner());
+            r.external.query_for(Some(namespace), metric, selector)
+        };
+        let query = match query {
+            Ok(q) => q,
+            // Relisted away between `serves` and here.
+            Err(RegistryError::NotFound { .. }) => return Err(not_found(namespace, metric)),
+            Err(e) => {
+                tracing::error!(metric, error = %e, "unable to generate a query for the metric");
+                return Err(Status::internal("unable to fetch metrics"));
+            }
+        };
+        let result = crate::query::run(&self.prometheus, &query).await?;
+        items(metric, result)
+    }
 }
 
 /// Converts a query result: one item per vector element (its labels as `metricLabels`, its own
@@ -59,24 +88,6 @@ pub fn items(metric: &str, result: QueryResult) -> Result<Vec<ExternalMetricValu
 mod tests {
     use super::*;
     use ferrocrane_core::prometheus::{InstantSample, Sample};
-
-    #[test]
-    fn paths_and_not_found() {
-        assert_eq!(
-            parse_path(&["namespaces", "ns1", "queue"]).unwrap(),
-            ("ns1", "queue")
-        );
-        assert!(parse_path(&["queue"]).is_err());
-        assert!(parse_path(&["namespaces", "ns1"]).is_err());
-        assert_eq!(
-            not_found("default", "q").message,
-            "the server could not find the metric q for namespaces"
-        );
-        assert_eq!(
-            not_found("team-a", "q").message,
-            "the server could not find the metric q for "
-        );
-    }
 
     #[test]
     fn vector_and_scalar_results() {

@@ -1,15 +1,33 @@
-//! Where external.metrics.k8s.io answers come from: sources, each serving some metric names.
-//! Prometheus through `externalRules` ([`prometheus::PrometheusRules`]) is one. Discovery
-//! lists every source's metrics; a request goes to the first source serving its metric, so
-//! a source listed earlier wins a name two of them serve.
+//! external.metrics.k8s.io: request paths, and where the answers come from: sources, each
+//! serving some metric names. Prometheus through `externalRules` ([`prometheus::PrometheusRules`])
+//! is one. Discovery lists every source's metrics; a request goes to the first source serving
+//! its metric, so a source listed earlier wins a name two of them serve.
 
 pub mod prometheus;
 
 use ferrocrane_core::promql::Requirement;
 
-use crate::api::external::not_found;
-use crate::api::types::ExternalMetricValue;
+use super::types::ExternalMetricValue;
 use crate::status::Status;
+
+/// `namespaces/{ns}/{metric}` → (namespace, metric).
+pub fn parse_path<'a>(segments: &[&'a str]) -> Result<(&'a str, &'a str), Status> {
+    match segments {
+        ["namespaces", ns, metric] if !ns.is_empty() && !metric.is_empty() => Ok((ns, metric)),
+        _ => Err(Status::route_not_found()),
+    }
+}
+
+/// The NotFound answer: upstream names `namespaces` only for the `default` namespace and
+/// nothing otherwise (its `selectGroupResource`), so the message ends in `for ` there.
+pub fn not_found(namespace: &str, metric: &str) -> Status {
+    let gr = if namespace == "default" {
+        "namespaces"
+    } else {
+        ""
+    };
+    Status::metric_not_found(gr, metric)
+}
 
 /// One source of external metrics.
 pub enum Source {
@@ -70,5 +88,28 @@ impl ExternalMetrics {
             Some(source) => source.values(namespace, metric, selector).await,
             None => Err(not_found(namespace, metric)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_and_not_found() {
+        assert_eq!(
+            parse_path(&["namespaces", "ns1", "queue"]).unwrap(),
+            ("ns1", "queue")
+        );
+        assert!(parse_path(&["queue"]).is_err());
+        assert!(parse_path(&["namespaces", "ns1"]).is_err());
+        assert_eq!(
+            not_found("default", "q").message,
+            "the server could not find the metric q for namespaces"
+        );
+        assert_eq!(
+            not_found("team-a", "q").message,
+            "the server could not find the metric q for "
+        );
     }
 }

@@ -1,0 +1,80 @@
+//! The controller's loop: TSP changes, finished fits and leadership start a reconcile.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use kube::api::Api;
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::watcher;
+use kube::{Client, ResourceExt};
+
+use super::error::Error;
+use super::models::{Fitting, Models};
+use super::reconcile::{Context, reconcile};
+use crate::controller::FOLLOWER_RECHECK;
+use crate::controller::leader::LeaderState;
+use crate::crd::prediction::TimeSeriesPrediction;
+use crate::datasource::History;
+use crate::metrics::reconcile::ReconcileMetrics;
+
+/// How long a failed reconcile waits before it is retried.
+const ERROR_RETRY: Duration = Duration::from_secs(30);
+
+/// Inputs of [`run`].
+pub struct Wiring {
+    pub client: Client,
+    pub history: History,
+    pub leader: LeaderState,
+    pub metrics: ReconcileMetrics,
+    pub update_period: Duration,
+    pub fitting: Fitting,
+}
+
+pub fn error_policy(tsp: Arc<TimeSeriesPrediction>, error: &Error, ctx: Arc<Context>) -> Action {
+    if !matches!(error, Error::NotLeader) {
+        tracing::warn!(tsp = %tsp.name_any(), %error, "reconcile failed");
+    }
+    ctx.metrics.error(error.metric_label());
+    match error {
+        Error::NotLeader => Action::requeue(FOLLOWER_RECHECK),
+        Error::WriteStatus { .. } => Action::requeue(ERROR_RETRY),
+    }
+}
+
+/// Runs the controller until `shutdown` resolves.
+pub async fn run(
+    w: Wiring,
+    shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
+) {
+    let api: Api<TimeSeriesPrediction> = Api::all(w.client.clone());
+    let (models, finished) = Models::new(w.history, w.fitting);
+    let fitted = futures::stream::unfold(finished, |mut rx| async move {
+        let tsp = rx.recv().await?;
+        Some((tsp, rx))
+    });
+    let controller = Controller::new(api, watcher::Config::default());
+    let ctx = Arc::new(Context {
+        client: w.client,
+        models,
+        leader: w.leader.clone(),
+        metrics: w.metrics,
+        update_period: w.update_period,
+        store: controller.store(),
+        written: Mutex::new(HashMap::new()),
+        last_prune: Mutex::new(Instant::now()),
+    });
+    controller
+        .reconcile_on(fitted)
+        .reconcile_all_on(w.leader.changes())
+        .graceful_shutdown_on(shutdown)
+        .run(reconcile, error_policy, ctx)
+        .for_each(|r| {
+            if let Err(e) = r {
+                tracing::debug!(error = %e, "reconcile");
+            }
+            futures::future::ready(())
+        })
+        .await;
+}
