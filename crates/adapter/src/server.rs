@@ -153,6 +153,34 @@ async fn requestheader(
     )))
 }
 
+/// Crane's objects as a source of external metrics, when the API server serves both Crane
+/// CRDs (a cluster without them gets prometheus-adapter's behaviour and nothing more).
+async fn crane_source(lister: &kube::Client) -> Option<Source> {
+    use ferrocrane_autoscaling::crd::autoscaling::EffectiveHorizontalPodAutoscaler;
+    use ferrocrane_autoscaling::crd::prediction::TimeSeriesPrediction;
+    use kube::core::ApiResource;
+    let served = |ar: ApiResource| async move {
+        lister
+            .list_api_group_resources(&ar.api_version)
+            .await
+            .is_ok_and(|l| l.resources.iter().any(|r| r.name == ar.plural))
+    };
+    let ehpas = served(ApiResource::erase::<EffectiveHorizontalPodAutoscaler>(&())).await;
+    let tsps = served(ApiResource::erase::<TimeSeriesPrediction>(&())).await;
+    if !(ehpas && tsps) {
+        tracing::info!(
+            "Crane's EffectiveHorizontalPodAutoscaler and TimeSeriesPrediction CRDs are not served: crane_autoscaling_* external metrics are off"
+        );
+        return None;
+    }
+    Some(Source::Crane(
+        crate::api::external::crane::CraneObjects::start(
+            lister,
+            ferrocrane_autoscaling::cron::DefaultZone::system(),
+        ),
+    ))
+}
+
 /// Serves until SIGTERM/SIGINT.
 pub async fn serve_adapter(args: Args) -> anyhow::Result<()> {
     args.validate()?;
@@ -249,12 +277,16 @@ pub async fn serve_adapter(args: Args) -> anyhow::Result<()> {
             queries: resource_queries.clone(),
         })))
         .merge(api::router(ApiState {
-            external: Arc::new(ExternalMetrics::new(vec![Source::PrometheusRules(
-                PrometheusRules {
-                    registries: registries.clone(),
-                    prometheus: prometheus.clone(),
-                },
-            )])),
+            external: Arc::new(ExternalMetrics::new(
+                crane_source(&lister)
+                    .await
+                    .into_iter()
+                    .chain([Source::PrometheusRules(PrometheusRules {
+                        registries: registries.clone(),
+                        prometheus: prometheus.clone(),
+                    })])
+                    .collect(),
+            )),
             registries,
             resource_queries,
             prometheus,

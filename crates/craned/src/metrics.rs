@@ -14,8 +14,10 @@
 //! Recommendation is deleted (target or rule gone), so dashboards do not show ghosts. Each
 //! Recommendation's label sets are remembered for that.
 //!
-//! craned's own telemetry of its controller is in [`reconcile`].
+//! Crane's autoscaling exports (`crane_autoscaling_*`, `crane_prediction_tsp`) are in
+//! [`autoscaling`]; craned's own telemetry of its controllers is in [`reconcile`].
 
+pub mod autoscaling;
 pub mod reconcile;
 
 use std::collections::BTreeMap;

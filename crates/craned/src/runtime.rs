@@ -14,7 +14,9 @@ use ferrocrane_core::server::{AdminState, Readiness, admin_router, serve, shutdo
 
 use crate::controller::leader::LeaderState;
 use crate::controller::recommendation_rule::execute::OomSource;
-use crate::controller::{self, leader, recommendation_rule, time_series_prediction};
+use crate::controller::{
+    self, effective_hpa, leader, recommendation_rule, substitute, time_series_prediction,
+};
 use crate::datasource::{History, Retry};
 use crate::metrics::CraneMetrics;
 use crate::metrics::reconcile::ReconcileFamilies;
@@ -108,47 +110,115 @@ async fn run_oom_recorder(
     }
 }
 
-/// The TimeSeriesPrediction controller, when the API server serves the CRD (a cluster with
-/// only the recommendation CRDs runs the rest of craned as before).
-async fn run_predictions(
+/// Whether the API server serves `K` (its CRD is installed).
+async fn served<K: kube::Resource<DynamicType = ()>>(client: &kube::Client) -> bool {
+    let ar = kube::core::ApiResource::erase::<K>(&());
+    client
+        .list_api_group_resources(&ar.api_version)
+        .await
+        .is_ok_and(|list| list.resources.iter().any(|r| r.name == ar.plural))
+}
+
+/// The autoscaling half, for the kinds the API server serves (a cluster with only the
+/// recommendation CRDs runs the rest of craned as before): the TimeSeriesPrediction
+/// controller, and the EHPA and Substitute controllers.
+/// What the autoscaling half starts from.
+struct Autoscaling {
     client: kube::Client,
     history: History,
     leader: leader::LeaderState,
-    metrics: crate::metrics::reconcile::ReconcileMetrics,
-    settings: crate::options::PredictionSettings,
-    shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
-) {
-    use kube::core::ApiResource;
-    let ar = ApiResource::erase::<crate::crd::prediction::TimeSeriesPrediction>(&());
-    let served = client
-        .list_api_group_resources(&ar.api_version)
-        .await
-        .is_ok_and(|list| list.resources.iter().any(|r| r.name == ar.plural));
-    if !served {
-        tracing::warn!(
-            group_version = %ar.api_version,
-            "TimeSeriesPredictions are not served (apply deploy/crds/): their controller is off"
+    families: Arc<ReconcileFamilies>,
+    mapper: ferrocrane_core::kube::SharedMapper,
+    settings: Settings,
+    registry: prometheus::Registry,
+}
+
+async fn run_autoscaling(a: Autoscaling, stop: tokio::sync::watch::Receiver<bool>) {
+    let Autoscaling {
+        client,
+        history,
+        leader,
+        families,
+        mapper,
+        settings,
+        registry,
+    } = a;
+    use crate::crd::autoscaling::{EffectiveHorizontalPodAutoscaler, Substitute};
+    use crate::crd::prediction::TimeSeriesPrediction;
+    let mut tasks = Vec::new();
+    let tsps_served = served::<TimeSeriesPrediction>(&client).await;
+    let ehpas_served = served::<EffectiveHorizontalPodAutoscaler>(&client).await;
+    if tsps_served && ehpas_served {
+        let collector = crate::metrics::autoscaling::AutoscalingCollector::new(
+            ferrocrane_core::kube::reflected(&client),
+            ferrocrane_core::kube::reflected(&client),
+            ferrocrane_core::kube::reflected(&client),
+            ferrocrane_autoscaling::cron::DefaultZone::system(),
         );
-        return;
+        match collector {
+            Ok(c) => {
+                if let Err(error) = registry.register(Box::new(c)) {
+                    tracing::warn!(%error, "the crane_autoscaling_* metrics are off");
+                }
+            }
+            Err(error) => tracing::warn!(%error, "the crane_autoscaling_* metrics are off"),
+        }
     }
-    time_series_prediction::run(
-        time_series_prediction::Wiring {
-            client,
+    if tsps_served {
+        let wiring = time_series_prediction::Wiring {
+            client: client.clone(),
             history,
-            leader,
-            metrics,
-            update_period: settings.update_period,
+            leader: leader.clone(),
+            metrics: families.controller(
+                time_series_prediction::NAME,
+                time_series_prediction::METRIC_LABELS,
+            ),
+            update_period: settings.prediction.update_period,
             fitting: time_series_prediction::Fitting {
-                refresh: settings.model_refresh,
+                refresh: settings.prediction.model_refresh,
                 retry: settings
+                    .prediction
                     .update_period
                     .max(std::time::Duration::from_secs(60)),
-                concurrency: settings.concurrency,
+                concurrency: settings.prediction.concurrency,
             },
-        },
-        shutdown,
-    )
-    .await;
+        };
+        tasks.push(tokio::spawn(time_series_prediction::run(
+            wiring,
+            stopped(stop.clone()),
+        )));
+    } else {
+        tracing::warn!(
+            "TimeSeriesPredictions are not served (apply deploy/crds/): their controller is off"
+        );
+    }
+    if ehpas_served && served::<Substitute>(&client).await {
+        let wiring = effective_hpa::Wiring {
+            client: client.clone(),
+            leader: leader.clone(),
+            metrics: families.controller(effective_hpa::NAME, effective_hpa::METRIC_LABELS),
+            mapper: mapper.clone(),
+            identity: settings.identity.clone(),
+        };
+        tasks.push(tokio::spawn(effective_hpa::run(
+            wiring,
+            stopped(stop.clone()),
+        )));
+        let ctx = substitute::Context {
+            client,
+            leader,
+            metrics: families.controller(substitute::NAME, substitute::METRIC_LABELS),
+            mapper,
+        };
+        tasks.push(tokio::spawn(substitute::run(ctx, stopped(stop.clone()))));
+    } else {
+        tracing::warn!(
+            "EffectiveHorizontalPodAutoscalers are not served (apply deploy/crds/): their controller is off"
+        );
+    }
+    for t in tasks {
+        let _ = t.await;
+    }
 }
 
 /// Runs the manager until SIGTERM/SIGINT.
@@ -158,7 +228,8 @@ pub async fn run(settings: Settings) -> Result<()> {
         .register(Box::new(ferrocrane_core::process::ProcessMetrics::new()?))
         .context("registering metrics")?;
     let metrics = Arc::new(CraneMetrics::new(registry.clone()).context("registering metrics")?);
-    let reconcile_families = ReconcileFamilies::new(&registry).context("registering metrics")?;
+    let reconcile_families =
+        Arc::new(ReconcileFamilies::new(&registry).context("registering metrics")?);
     let config = ConfigWatcher::<RecommendationConfiguration>::start(
         &settings.configuration_file,
         WatchOptions {
@@ -233,7 +304,7 @@ pub async fn run(settings: Settings) -> Result<()> {
             .unwrap_or_default()
     });
 
-    let app: Router = admin_router(AdminState::new(readiness, registry));
+    let app: Router = admin_router(AdminState::new(readiness, registry.clone()));
     let mut servers = Vec::new();
     let metrics_listener = bind(settings.metrics_addr, "--metrics-bind-address").await?;
     let health_listener = bind(settings.health_addr, "--health-probe-bind-address").await?;
@@ -253,16 +324,17 @@ pub async fn run(settings: Settings) -> Result<()> {
     );
     let status_writes = controller::StatusWrites::detect(&client).await;
 
-    let predictions = tokio::spawn(run_predictions(
-        client.clone(),
-        history.clone(),
-        leader.clone(),
-        reconcile_families.controller(
-            time_series_prediction::NAME,
-            time_series_prediction::METRIC_LABELS,
-        ),
-        settings.prediction,
-        stopped(stop_rx.clone()),
+    let autoscaling = tokio::spawn(run_autoscaling(
+        Autoscaling {
+            client: client.clone(),
+            history: history.clone(),
+            leader: leader.clone(),
+            families: reconcile_families.clone(),
+            mapper: mapper.clone(),
+            settings: settings.clone(),
+            registry: registry.clone(),
+        },
+        stop_rx.clone(),
     ));
     recommendation_rule::run(
         recommendation_rule::Wiring {
@@ -288,7 +360,7 @@ pub async fn run(settings: Settings) -> Result<()> {
     )
     .await;
     tracing::info!("shutting down");
-    let _ = predictions.await;
+    let _ = autoscaling.await;
     let _ = oom_task.await;
     for s in servers {
         s.await.context("server task")?.context("server")?;

@@ -3,6 +3,7 @@
 
 mod aggregation;
 mod apis;
+mod crane_cron;
 mod differential;
 mod faults;
 mod kwok;

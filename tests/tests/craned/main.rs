@@ -2,6 +2,7 @@
 //! OOM kills, leader election, Prometheus faults, idle nodes), OOM records, remote read, the
 //! one-shot report, and Crane's own craned beside it.
 
+mod autoscaling;
 mod bed;
 mod differential;
 mod idle_nodes;

@@ -80,6 +80,13 @@ pub mod conditions {
     )
 )]
 #[serde(rename_all = "camelCase")]
+// Beyond Crane's webhook, and refused by the API server itself (no webhook to run).
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",
+     "message": "minReplicas must not be above maxReplicas"},
+    {"rule": "!has(self.crons) || self.crons.all(c, self.crons.exists_one(d, d.name == c.name))",
+     "message": "each cron's name must be unique"}
+]))]
 pub struct EffectiveHorizontalPodAutoscalerSpec {
     /// The workload to scale (any kind with a scale subresource).
     pub scale_target_ref: CrossVersionObjectReference,
@@ -102,6 +109,7 @@ pub struct EffectiveHorizontalPodAutoscalerSpec {
     pub metrics: Vec<MetricSpec>,
     /// Scheduled replicas: the largest target of the windows open now, minReplicas outside.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100))]
     pub crons: Vec<CronSpec>,
     /// The HPA's scale-up and scale-down behavior, copied to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -130,9 +138,16 @@ pub enum ScaleStrategy {
 /// and closes at the next `end` (five-field cron schedules, in `timezone`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "has(self.start) && has(self.end) && self.start != \"\" && self.end != \"\"",
+     "message": "a cron needs a start and an end"},
+    {"rule": "!has(self.start) || !has(self.end) || self.start != self.end",
+     "message": "start and end must differ (the same schedule would keep the window open for ever)"}
+]))]
 pub struct CronSpec {
     /// Unique within the EHPA.
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = 253))]
     pub name: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
@@ -141,9 +156,11 @@ pub struct CronSpec {
     pub timezone: Option<String>,
     /// When the window opens (cron syntax).
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = 256))]
     pub start: String,
     /// When the window closes (cron syntax).
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = 256))]
     pub end: String,
     /// The replicas inside the window.
     #[serde(default, skip_serializing_if = "is_zero")]

@@ -1,9 +1,11 @@
 //! Kubernetes client plumbing shared by the services: building a rate-limited client from
-//! flags, and a discovery-backed resource mapper that follows CRDs created after start.
+//! flags, a discovery-backed resource mapper that follows CRDs created after start, and
+//! watched in-memory stores of a kind.
 
 mod client;
 mod mapper;
 mod rate_limit;
+mod reflected;
 
 use std::path::PathBuf;
 
@@ -13,6 +15,7 @@ pub use mapper::{
     spawn_refresh_with,
 };
 pub use rate_limit::{RateLimit, RateLimitLayer, TokenBucket};
+pub use reflected::reflected;
 
 /// Errors of this module. Client-library errors are carried as text: callers only report them,
 /// and it keeps kube's error types out of our public API.

@@ -2,6 +2,9 @@
 //!
 //! * [`recommendation_rule`]: RecommendationRule in, Recommendations and `crane_*` gauges out.
 //! * [`time_series_prediction`]: TimeSeriesPrediction in, predicted series in its status.
+//! * [`effective_hpa`]: EffectiveHorizontalPodAutoscaler in, its HPA, TimeSeriesPrediction and
+//!   (Preview) Substitute out.
+//! * [`substitute`]: the Substitute a Preview EHPA's HPA scales instead of the workload.
 //!
 //! Shared by all of them: leader election ([`leader`]: one Lease, nothing is written unless
 //! this replica leads), status writes ([`status_writes`]: on `/status`, or with the object on
@@ -9,13 +12,21 @@
 //! of every write ([`FIELD_MANAGER`]), and the reconcile telemetry
 //! (`craned_reconcile_*{controller}`, [`crate::metrics::reconcile`]).
 
+pub mod effective_hpa;
 pub mod events;
 pub mod leader;
 pub mod recommendation_rule;
 pub mod status_writes;
+pub mod substitute;
 pub mod time_series_prediction;
 
+use std::fmt::Display;
 use std::time::Duration;
+
+use futures::{Stream, StreamExt};
+use kube::runtime::controller::Action;
+
+use crate::metrics::reconcile::ReconcileMetrics;
 
 pub use self::status_writes::{STATUS_FIELD_MANAGER, StatusWrites};
 
@@ -24,3 +35,33 @@ pub const FIELD_MANAGER: &str = "craned";
 
 /// How long a non-leader waits before looking again.
 const FOLLOWER_RECHECK: Duration = Duration::from_secs(5);
+
+/// What every controller's error policy does with a failed reconcile of `object`: warns
+/// (except a follower's "not the leader", which is expected), counts it under `label`, and
+/// retries after `retry` (a follower looks again sooner).
+pub fn retry_failed(
+    object: &str,
+    error: &dyn Display,
+    label: &'static str,
+    metrics: &ReconcileMetrics,
+    not_leader: bool,
+    retry: Duration,
+) -> Action {
+    if !not_leader {
+        tracing::warn!(%object, %error, "reconcile failed");
+    }
+    metrics.error(label);
+    Action::requeue(if not_leader { FOLLOWER_RECHECK } else { retry })
+}
+
+/// Runs a controller's results to their end; failures were logged by the error policy.
+pub async fn drain<T, E: Display>(results: impl Stream<Item = Result<T, E>>) {
+    results
+        .for_each(|r| {
+            if let Err(e) = r {
+                tracing::debug!(error = %e, "reconcile");
+            }
+            futures::future::ready(())
+        })
+        .await;
+}

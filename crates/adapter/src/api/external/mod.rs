@@ -1,8 +1,11 @@
 //! external.metrics.k8s.io: request paths, and where the answers come from: sources, each
-//! serving some metric names. Prometheus through `externalRules` ([`prometheus::PrometheusRules`])
-//! is one. Discovery lists every source's metrics; a request goes to the first source serving
-//! its metric, so a source listed earlier wins a name two of them serve.
+//! serving some metric names: Crane's objects ([`crane::CraneObjects`], the cron and predicted
+//! metrics of EHPAs) and Prometheus through `externalRules` ([`prometheus::PrometheusRules`]).
+//! Discovery lists every source's metrics; a request goes to the first source serving its
+//! metric, so a source listed earlier wins a name two of them serve (Crane's objects come
+//! first: they are what an EHPA's HPA means by its metrics).
 
+pub mod crane;
 pub mod prometheus;
 
 use ferrocrane_core::promql::Requirement;
@@ -31,18 +34,22 @@ pub fn not_found(namespace: &str, metric: &str) -> Status {
 
 /// One source of external metrics.
 pub enum Source {
+    /// Crane's EHPAs and TimeSeriesPredictions.
+    Crane(crane::CraneObjects),
     PrometheusRules(prometheus::PrometheusRules),
 }
 
 impl Source {
     fn metric_names(&self) -> Vec<String> {
         match self {
+            Source::Crane(c) => c.metric_names(),
             Source::PrometheusRules(p) => p.metric_names(),
         }
     }
 
     fn serves(&self, metric: &str) -> bool {
         match self {
+            Source::Crane(c) => c.serves(metric),
             Source::PrometheusRules(p) => p.serves(metric),
         }
     }
@@ -54,6 +61,7 @@ impl Source {
         selector: &[Requirement],
     ) -> Result<Vec<ExternalMetricValue>, Status> {
         match self {
+            Source::Crane(c) => c.values(namespace, metric, selector),
             Source::PrometheusRules(p) => p.values(namespace, metric, selector).await,
         }
     }

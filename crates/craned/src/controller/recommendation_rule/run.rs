@@ -3,7 +3,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use kube::ResourceExt;
 use kube::runtime::controller::{Action, Config, Controller};
 
@@ -11,7 +10,6 @@ use super::context::Context;
 use super::error::Error;
 use super::reconcile::reconcile;
 use super::wiring::{self, Wiring};
-use crate::controller::FOLLOWER_RECHECK;
 use crate::crd::RecommendationRule;
 use crate::metrics::reconcile::ReconcileMetrics;
 
@@ -25,12 +23,15 @@ pub fn error_policy(rule: Arc<RecommendationRule>, error: &Error, ctx: Arc<Conte
 }
 
 fn retry_after(rule: &str, error: &Error, metrics: &ReconcileMetrics) -> Action {
-    tracing::warn!(%rule, %error, "reconcile failed");
-    metrics.error(error.metric_label());
-    match error {
-        Error::NotLeader => Action::requeue(FOLLOWER_RECHECK),
-        _ => Action::requeue(ERROR_RETRY),
-    }
+    let not_leader = matches!(error, Error::NotLeader);
+    crate::controller::retry_failed(
+        rule,
+        error,
+        error.metric_label(),
+        metrics,
+        not_leader,
+        ERROR_RETRY,
+    )
 }
 
 /// Runs the controller until `shutdown` resolves.
@@ -48,26 +49,23 @@ pub async fn run(
     // Reconciles compare with the Recommendations that exist; before the store has listed
     // them, every identity would look new.
     let _ = recommendations.wait_until_ready().await;
-    Controller::for_stream(rule_changes, rules)
-        // A burst of deletions (a namespace going away) becomes one reconcile per rule.
-        .with_config(Config::default().debounce(Duration::from_secs(1)))
-        .reconcile_all_on(deleted)
-        .reconcile_all_on(config_changes)
-        .reconcile_all_on(leadership_changes)
-        .graceful_shutdown_on(shutdown)
-        .run(reconcile, error_policy, ctx)
-        .for_each(|r| {
-            if let Err(e) = r {
-                tracing::debug!(error = %e, "reconcile");
-            }
-            futures::future::ready(())
-        })
-        .await;
+    crate::controller::drain(
+        Controller::for_stream(rule_changes, rules)
+            // A burst of deletions (a namespace going away) becomes one reconcile per rule.
+            .with_config(Config::default().debounce(Duration::from_secs(1)))
+            .reconcile_all_on(deleted)
+            .reconcile_all_on(config_changes)
+            .reconcile_all_on(leadership_changes)
+            .graceful_shutdown_on(shutdown)
+            .run(reconcile, error_policy, ctx),
+    )
+    .await;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::controller::FOLLOWER_RECHECK;
     use crate::controller::recommendation_rule::error::tests::conflict;
 
     #[test]

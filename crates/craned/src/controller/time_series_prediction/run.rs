@@ -4,7 +4,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
 use kube::api::Api;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::watcher;
@@ -13,7 +12,6 @@ use kube::{Client, ResourceExt};
 use super::error::Error;
 use super::models::{Fitting, Models};
 use super::reconcile::{Context, reconcile};
-use crate::controller::FOLLOWER_RECHECK;
 use crate::controller::leader::LeaderState;
 use crate::crd::prediction::TimeSeriesPrediction;
 use crate::datasource::History;
@@ -33,14 +31,15 @@ pub struct Wiring {
 }
 
 pub fn error_policy(tsp: Arc<TimeSeriesPrediction>, error: &Error, ctx: Arc<Context>) -> Action {
-    if !matches!(error, Error::NotLeader) {
-        tracing::warn!(tsp = %tsp.name_any(), %error, "reconcile failed");
-    }
-    ctx.metrics.error(error.metric_label());
-    match error {
-        Error::NotLeader => Action::requeue(FOLLOWER_RECHECK),
-        Error::WriteStatus { .. } => Action::requeue(ERROR_RETRY),
-    }
+    let not_leader = matches!(error, Error::NotLeader);
+    crate::controller::retry_failed(
+        &tsp.name_any(),
+        error,
+        error.metric_label(),
+        &ctx.metrics,
+        not_leader,
+        ERROR_RETRY,
+    )
 }
 
 /// Runs the controller until `shutdown` resolves.
@@ -65,16 +64,12 @@ pub async fn run(
         written: Mutex::new(HashMap::new()),
         last_prune: Mutex::new(Instant::now()),
     });
-    controller
-        .reconcile_on(fitted)
-        .reconcile_all_on(w.leader.changes())
-        .graceful_shutdown_on(shutdown)
-        .run(reconcile, error_policy, ctx)
-        .for_each(|r| {
-            if let Err(e) = r {
-                tracing::debug!(error = %e, "reconcile");
-            }
-            futures::future::ready(())
-        })
-        .await;
+    crate::controller::drain(
+        controller
+            .reconcile_on(fitted)
+            .reconcile_all_on(w.leader.changes())
+            .graceful_shutdown_on(shutdown)
+            .run(reconcile, error_policy, ctx),
+    )
+    .await;
 }
