@@ -424,6 +424,12 @@ if has_service ksm; then
     wait_for ksm 60 curl -sf "http://127.0.0.1:$KSM_TELEMETRY_PORT/readyz"
 fi
 
+if has_service craned; then
+    # Before metrics-adapter starts: it serves Crane's autoscaling metrics where the CRDs are.
+    log "installing craned's CRDs"
+    "$KUBECTL" apply --server-side -f "$FERROCRANE_ROOT/deploy/crds" >/dev/null
+fi
+
 if has_service adapter; then
     log "starting metrics-adapter on https://127.0.0.1:$ADAPTER_PORT"
     wait_for_service_build
@@ -455,10 +461,11 @@ if has_service adapter; then
 fi
 
 if has_service craned; then
-    log "installing craned's CRDs and the demo workload"
-    "$KUBECTL" apply --server-side -f "$FERROCRANE_ROOT/deploy/crds" >/dev/null
+    log "installing the demo workload"
     "$KUBECTL" wait --for condition=established --timeout=30s \
-        crd/recommendations.analysis.crane.io crd/recommendationrules.analysis.crane.io >/dev/null
+        crd/recommendations.analysis.crane.io crd/recommendationrules.analysis.crane.io \
+        crd/effectivehorizontalpodautoscalers.autoscaling.crane.io \
+        crd/timeseriespredictions.prediction.crane.io crd/substitutes.autoscaling.crane.io >/dev/null
     "$KUBECTL" apply -f "$FERROCRANE_ROOT/config/craned/demo-workload.yaml" >/dev/null
     log "starting craned on 127.0.0.1:$CRANED_PORT"
     wait_for_service_build
@@ -474,6 +481,10 @@ if has_service craned; then
         '[[ $("$KUBECTL" -n craned-demo get deployment demo-web -o jsonpath="{.status.availableReplicas}") == 2 ]]'
     sleep 31
     "$KUBECTL" apply -f "$FERROCRANE_ROOT/config/craned/recommendationrule.yaml" >/dev/null
+    if has_service adapter; then
+        log "creating the autoscaling demo (config/craned/demo-ehpa.yaml)"
+        "$KUBECTL" apply -f "$FERROCRANE_ROOT/config/craned/demo-ehpa.yaml" >/dev/null
+    fi
 fi
 
 cat >"$DIR/env" <<EOF
@@ -539,6 +550,14 @@ $(has_service craned && cat <<CRANED
   $CARGO_TARGET_DIR/debug/craned recommend -n craned-demo --prometheus-address "\$PROMETHEUS_URL" \\
       --recommendation-configuration-file $FERROCRANE_ROOT/config/craned/recommendation-configuration.yaml
 CRANED
+)
+$(has_service craned && has_service adapter && cat <<AUTOSCALING
+  # autoscaling (config/craned/demo-ehpa.yaml): demo-cron goes to 4 replicas for the first five
+  # minutes of every ten and back to 1; demo-web (Preview) shows what its predicted CPU would do
+  "\$KUBECTL" -n craned-demo get ehpa,hpa,deploy -w
+  "\$KUBECTL" -n craned-demo get tsp ehpa-demo-web -o jsonpath='{.status.conditions}'
+  "\$KUBECTL" get --raw "/apis/external.metrics.k8s.io/v1beta1/namespaces/craned-demo/crane_autoscaling_cron?labelSelector=targetKind%3DDeployment,targetName%3Ddemo-cron,targetNamespace%3Dcraned-demo,resourceIdentifier%3Dcron"
+AUTOSCALING
 )
 
 Stop it:

@@ -65,6 +65,13 @@ pub struct Args {
           default_missing_value = "true", action = clap::ArgAction::Set)]
     pub object_cache: bool,
 
+    /// Serve Crane's `crane_autoscaling_cron` and `crane_autoscaling_prediction` external
+    /// metrics from EffectiveHorizontalPodAutoscalers and TimeSeriesPredictions once the API
+    /// server serves their CRDs (`=false`: never, as prometheus-adapter). Not in upstream.
+    #[arg(long = "crane-autoscaling-metrics", default_value_t = true, num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", action = clap::ArgAction::Set)]
+    pub crane_autoscaling_metrics: bool,
+
     /// Interval at which to refresh API discovery (resource names and kinds).
     #[arg(long = "discovery-interval", default_value = "10m", value_parser = parse_duration)]
     pub discovery_interval: Duration,

@@ -153,32 +153,15 @@ async fn requestheader(
     )))
 }
 
-/// Crane's objects as a source of external metrics, when the API server serves both Crane
-/// CRDs (a cluster without them gets prometheus-adapter's behaviour and nothing more).
-async fn crane_source(lister: &kube::Client) -> Option<Source> {
-    use ferrocrane_autoscaling::crd::autoscaling::EffectiveHorizontalPodAutoscaler;
-    use ferrocrane_autoscaling::crd::prediction::TimeSeriesPrediction;
-    use kube::core::ApiResource;
-    let served = |ar: ApiResource| async move {
-        lister
-            .list_api_group_resources(&ar.api_version)
-            .await
-            .is_ok_and(|l| l.resources.iter().any(|r| r.name == ar.plural))
-    };
-    let ehpas = served(ApiResource::erase::<EffectiveHorizontalPodAutoscaler>(&())).await;
-    let tsps = served(ApiResource::erase::<TimeSeriesPrediction>(&())).await;
-    if !(ehpas && tsps) {
-        tracing::info!(
-            "Crane's EffectiveHorizontalPodAutoscaler and TimeSeriesPrediction CRDs are not served: crane_autoscaling_* external metrics are off"
-        );
-        return None;
-    }
-    Some(Source::Crane(
-        crate::api::external::crane::CraneObjects::start(
+/// Crane's objects as a source of external metrics (`--crane-autoscaling-metrics`): it
+/// starts serving once the API server serves Crane's CRDs.
+fn crane_source(lister: &kube::Client, enabled: bool) -> Option<Source> {
+    enabled.then(|| {
+        Source::Crane(crate::api::external::crane::CraneObjects::start(
             lister,
             ferrocrane_autoscaling::cron::DefaultZone::system(),
-        ),
-    ))
+        ))
+    })
 }
 
 /// Serves until SIGTERM/SIGINT.
@@ -278,8 +261,7 @@ pub async fn serve_adapter(args: Args) -> anyhow::Result<()> {
         })))
         .merge(api::router(ApiState {
             external: Arc::new(ExternalMetrics::new(
-                crane_source(&lister)
-                    .await
+                crane_source(&lister, args.crane_autoscaling_metrics)
                     .into_iter()
                     .chain([Source::PrometheusRules(PrometheusRules {
                         registries: registries.clone(),

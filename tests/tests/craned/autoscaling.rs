@@ -98,7 +98,7 @@ async fn cron_ehpas_scale_through_the_hpa_preview_only_says_and_deletion_cleans_
         )
     };
 
-    // Two open windows (4 and 3) and one later today (9); the open ones close within 2 minutes.
+    // Two open windows (4 and 3) and one later today (9).
     let ehpas = api(
         &client,
         &n,
@@ -106,9 +106,15 @@ async fn cron_ehpas_scale_through_the_hpa_preview_only_says_and_deletion_cleans_
         "effectivehorizontalpodautoscalers",
     );
     let cron = |name: &str, (start, end): (String, String), target: i32| json!({"name": name, "start": start, "end": end, "targetReplicas": target});
+    // The open windows close 30 to 90 s from now: time to scale up first, little to wait.
+    let close = if Timestamp::now().as_second() % 60 < 30 {
+        1
+    } else {
+        2
+    };
     let web_crons = json!([
-        cron("a", window(-5, 2)?, 4),
-        cron("b", window(-5, 1)?, 3),
+        cron("a", window(-5, close)?, 4),
+        cron("b", window(-5, close)?, 3),
         cron("c", window(120, 180)?, 9),
     ]);
     ehpas
@@ -216,12 +222,18 @@ async fn cron_ehpas_scale_through_the_hpa_preview_only_says_and_deletion_cleans_
         .await
         .with_context(logs)?;
 
-    // Deletion: the HPA goes (garbage collection), and the EHPA's series with it.
+    // Deletion: what each EHPA owns goes (garbage collection), and its series with it.
     ehpas.delete("web", &DeleteParams::foreground()).await?;
+    ehpas.delete("db", &DeleteParams::foreground()).await?;
     wait_until(
-        "the HPA ehpa-web deleted",
+        "the HPAs and the Substitute deleted",
         Duration::from_secs(60),
-        || async { Ok(hpas.get_opt("ehpa-web").await?.is_none().then_some(())) },
+        || async {
+            let gone = hpas.get_opt("ehpa-web").await?.is_none()
+                && hpas.get_opt("ehpa-db").await?.is_none()
+                && subs.get_opt("ehpa-db").await?.is_none();
+            Ok(gone.then_some(()))
+        },
     )
     .await?;
     wait_until(

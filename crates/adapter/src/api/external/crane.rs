@@ -11,6 +11,8 @@
 //! only the HPA's own namespace is looked in.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use ferrocrane_autoscaling::crd::autoscaling::EffectiveHorizontalPodAutoscaler;
 use ferrocrane_autoscaling::crd::prediction::TimeSeriesPrediction;
@@ -28,29 +30,72 @@ use super::not_found;
 use crate::api::types::{ExternalMetricValue, decimal_quantity, rfc3339_seconds};
 use crate::status::Status;
 
-/// EHPAs and TimeSeriesPredictions, each kept by a watch.
+/// EHPAs and TimeSeriesPredictions, each kept by a watch once the API server serves both.
 pub struct CraneObjects {
-    ehpas: Store<EffectiveHorizontalPodAutoscaler>,
-    tsps: Store<TimeSeriesPrediction>,
+    stores: Arc<OnceLock<Stores>>,
     zone: DefaultZone,
 }
 
+struct Stores {
+    ehpas: Store<EffectiveHorizontalPodAutoscaler>,
+    tsps: Store<TimeSeriesPrediction>,
+}
+
+/// How often discovery is asked whether Crane's CRDs are served yet.
+const DISCOVERY_RETRY: Duration = Duration::from_secs(30);
+
+/// Whether the API server serves `K`.
+async fn served<K: kube::Resource<DynamicType = ()>>(client: &kube::Client) -> bool {
+    let ar = kube::core::ApiResource::erase::<K>(&());
+    client
+        .list_api_group_resources(&ar.api_version)
+        .await
+        .is_ok_and(|l| l.resources.iter().any(|r| r.name == ar.plural))
+}
+
 impl CraneObjects {
-    /// Starts watching both kinds with `client` (the lister's identity).
+    /// Watches both kinds with `client` (the lister's identity) as soon as the API server
+    /// serves both: Crane's CRDs are often installed after the adapter (another chart, a
+    /// later `kubectl apply`). Until then the metrics are not listed.
     pub fn start(client: &kube::Client, zone: DefaultZone) -> CraneObjects {
-        CraneObjects {
-            ehpas: reflected(client),
-            tsps: reflected(client),
-            zone,
-        }
+        let stores: Arc<OnceLock<Stores>> = Arc::default();
+        let (client, slot) = (client.clone(), stores.clone());
+        tokio::spawn(async move {
+            let mut said = false;
+            loop {
+                if served::<EffectiveHorizontalPodAutoscaler>(&client).await
+                    && served::<TimeSeriesPrediction>(&client).await
+                {
+                    tracing::info!(
+                        "serving crane_autoscaling_* external metrics from Crane's EHPAs and TimeSeriesPredictions"
+                    );
+                    let _ = slot.set(Stores {
+                        ehpas: reflected(&client),
+                        tsps: reflected(&client),
+                    });
+                    return;
+                }
+                if !said {
+                    tracing::info!(
+                        "Crane's EffectiveHorizontalPodAutoscaler and TimeSeriesPrediction CRDs are not served (yet): crane_autoscaling_* external metrics wait for them"
+                    );
+                    said = true;
+                }
+                tokio::time::sleep(DISCOVERY_RETRY).await;
+            }
+        });
+        CraneObjects { stores, zone }
     }
 
     pub fn metric_names(&self) -> Vec<String> {
-        vec![CRON_METRIC.to_owned(), PREDICTION_METRIC.to_owned()]
+        match self.stores.get() {
+            Some(_) => vec![CRON_METRIC.to_owned(), PREDICTION_METRIC.to_owned()],
+            None => Vec::new(),
+        }
     }
 
     pub fn serves(&self, metric: &str) -> bool {
-        metric == CRON_METRIC || metric == PREDICTION_METRIC
+        self.stores.get().is_some() && (metric == CRON_METRIC || metric == PREDICTION_METRIC)
     }
 
     pub fn values(
@@ -97,8 +142,10 @@ impl CraneObjects {
         now: k8s_openapi::jiff::Timestamp,
     ) -> Result<f64, Status> {
         let ehpa = self
-            .ehpas
-            .state()
+            .stores
+            .get()
+            .map(|s| s.ehpas.state())
+            .unwrap_or_default()
             .into_iter()
             .filter(|e| e.namespace().as_deref() == Some(namespace))
             .filter(|e| !e.spec.crons.is_empty())
@@ -134,8 +181,10 @@ impl CraneObjects {
         now: k8s_openapi::jiff::Timestamp,
     ) -> Result<f64, Status> {
         let tsp = self
-            .tsps
-            .state()
+            .stores
+            .get()
+            .map(|s| s.tsps.state())
+            .unwrap_or_default()
             .into_iter()
             .filter(|t| t.namespace().as_deref() == Some(namespace))
             .filter(|t| {
