@@ -10,6 +10,7 @@ mod leader;
 mod oom;
 mod oom_rounds;
 mod prediction;
+mod prediction_scaling;
 mod prometheus_faults;
 mod recommendations;
 mod reload;
