@@ -1,6 +1,7 @@
 //! craned end to end: Recommendations from backfilled history (values, deletion, reloads,
 //! OOM kills, leader election, Prometheus faults, idle nodes), OOM records, remote read, the
-//! one-shot report, and Crane's own craned beside it.
+//! one-shot report, Crane's own craned beside it, and the autoscaling half
+//! (TimeSeriesPredictions, cron and predicted EHPAs with metrics-adapter and the real HPA).
 
 mod autoscaling;
 mod bed;
