@@ -110,15 +110,6 @@ async fn run_oom_recorder(
     }
 }
 
-/// Whether the API server serves `K` (its CRD is installed).
-async fn served<K: kube::Resource<DynamicType = ()>>(client: &kube::Client) -> bool {
-    let ar = kube::core::ApiResource::erase::<K>(&());
-    client
-        .list_api_group_resources(&ar.api_version)
-        .await
-        .is_ok_and(|list| list.resources.iter().any(|r| r.name == ar.plural))
-}
-
 /// The autoscaling half, for the kinds the API server serves (a cluster with only the
 /// recommendation CRDs runs the rest of craned as before): the TimeSeriesPrediction
 /// controller, and the EHPA and Substitute controllers.
@@ -146,8 +137,9 @@ async fn run_autoscaling(a: Autoscaling, stop: tokio::sync::watch::Receiver<bool
     use crate::crd::autoscaling::{EffectiveHorizontalPodAutoscaler, Substitute};
     use crate::crd::prediction::TimeSeriesPrediction;
     let mut tasks = Vec::new();
-    let tsps_served = served::<TimeSeriesPrediction>(&client).await;
-    let ehpas_served = served::<EffectiveHorizontalPodAutoscaler>(&client).await;
+    let tsps_served = ferrocrane_core::kube::served::<TimeSeriesPrediction>(&client).await;
+    let ehpas_served =
+        ferrocrane_core::kube::served::<EffectiveHorizontalPodAutoscaler>(&client).await;
     if tsps_served && ehpas_served {
         let collector = crate::metrics::autoscaling::AutoscalingCollector::new(
             ferrocrane_core::kube::reflected(&client),
@@ -192,7 +184,7 @@ async fn run_autoscaling(a: Autoscaling, stop: tokio::sync::watch::Receiver<bool
             "TimeSeriesPredictions are not served (apply deploy/crds/): their controller is off"
         );
     }
-    if ehpas_served && served::<Substitute>(&client).await {
+    if ehpas_served && ferrocrane_core::kube::served::<Substitute>(&client).await {
         let wiring = effective_hpa::Wiring {
             client: client.clone(),
             leader: leader.clone(),

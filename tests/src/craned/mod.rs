@@ -298,3 +298,29 @@ pub async fn wait_ready_recommendation(
     .await
     .with_context(|| format!("craned log:\n{}", craned.logs()))
 }
+
+/// A daily cron window from `from` to `to` minutes after now on the wall clock of `zone`, as
+/// (start, end) schedules.
+pub fn daily_window(zone: &str, from: i64, to: i64) -> Result<(String, String)> {
+    use k8s_openapi::jiff::{Timestamp, ToSpan, tz::TimeZone};
+    let now = Timestamp::now().to_zoned(TimeZone::get(zone)?);
+    let at = |m: i64| -> Result<String> {
+        let t = now.checked_add(m.minutes())?;
+        Ok(format!("{} {} * * *", t.minute(), t.hour()))
+    };
+    Ok((at(from)?, at(to)?))
+}
+
+/// The `autoscaling.crane.io/v1alpha1` objects of `kind` (`plural`) in `namespace`.
+pub fn crane_autoscaling_api(
+    client: &kube::Client,
+    namespace: &str,
+    kind: &str,
+    plural: &str,
+) -> Api<DynamicObject> {
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("autoscaling.crane.io", "v1alpha1", kind),
+        plural,
+    );
+    Api::namespaced_with(client.clone(), namespace, &ar)
+}

@@ -6,25 +6,15 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
+use ferrocrane_e2e::craned::{crane_autoscaling_api, daily_window};
 use ferrocrane_e2e::{
     AdapterLaunch, Cluster, ClusterLock, METRICS_APISERVICES_LOCK, install_craned_crds, repo_root,
     wait_until,
 };
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
-use k8s_openapi::jiff::{Timestamp, ToSpan, tz::TimeZone};
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
+use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
-
-/// A daily window from `from` to `to` minutes after now, on the wall clock of `zone`.
-fn window(zone: &str, from: i64, to: i64) -> Result<(String, String)> {
-    let now = Timestamp::now().to_zoned(TimeZone::get(zone)?);
-    let at = |m: i64| -> Result<String> {
-        let t = now.checked_add(m.minutes())?;
-        Ok(format!("{} {} * * *", t.minute(), t.hour()))
-    };
-    Ok((at(from)?, at(to)?))
-}
 
 fn cron(name: &str, zone: Option<&str>, (start, end): (String, String), target: i32) -> Value {
     let mut c = json!({"name": name, "start": start, "end": end, "targetReplicas": target});
@@ -54,25 +44,22 @@ async fn the_hpa_scales_to_the_largest_open_cron_target() -> Result<()> {
 
     // Shanghai has no DST: its window below, read in UTC, would be eight hours off.
     let crons = json!([
-        cron("open-3", None, window("UTC", -5, 40)?, 3),
-        cron("open-4", Some("UTC"), window("UTC", -10, 50)?, 4),
-        cron("later-9", None, window("UTC", 120, 180)?, 9),
+        cron("open-3", None, daily_window("UTC", -5, 40)?, 3),
+        cron("open-4", Some("UTC"), daily_window("UTC", -10, 50)?, 4),
+        cron("later-9", None, daily_window("UTC", 120, 180)?, 9),
         cron(
             "shanghai-5",
             Some("Asia/Shanghai"),
-            window("Asia/Shanghai", -5, 40)?,
+            daily_window("Asia/Shanghai", -5, 40)?,
             5
         ),
     ]);
-    let ar = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk(
-            "autoscaling.crane.io",
-            "v1alpha1",
-            "EffectiveHorizontalPodAutoscaler",
-        ),
+    let ehpas = crane_autoscaling_api(
+        &client,
+        &n,
+        "EffectiveHorizontalPodAutoscaler",
         "effectivehorizontalpodautoscalers",
     );
-    let ehpas: Api<DynamicObject> = Api::namespaced_with(client.clone(), &n, &ar);
     ehpas
         .create(
             &PostParams::default(),

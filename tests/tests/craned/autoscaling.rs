@@ -15,19 +15,9 @@ use ferrocrane_e2e::{
 };
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
-use k8s_openapi::jiff::{Timestamp, ToSpan};
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams};
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::{Value, json};
-
-/// A daily UTC window from `from` to `to` minutes after now.
-fn window(from: i64, to: i64) -> Result<(String, String)> {
-    let now = Timestamp::now().to_zoned(k8s_openapi::jiff::tz::TimeZone::UTC);
-    let at = |m: i64| -> Result<String> {
-        let t = now.checked_add(m.minutes())?;
-        Ok(format!("{} {} * * *", t.minute(), t.hour()))
-    };
-    Ok((at(from)?, at(to)?))
-}
 
 fn ehpa(name: &str, strategy: &str, crons: Value) -> Value {
     json!({
@@ -42,14 +32,6 @@ fn ehpa(name: &str, strategy: &str, crons: Value) -> Value {
                                        "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}}
         }
     })
-}
-
-fn api(client: &kube::Client, ns: &str, kind: &str, plural: &str) -> Api<DynamicObject> {
-    let ar = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("autoscaling.crane.io", "v1alpha1", kind),
-        plural,
-    );
-    Api::namespaced_with(client.clone(), ns, &ar)
 }
 
 async fn replicas(
@@ -99,7 +81,7 @@ async fn cron_ehpas_scale_through_the_hpa_preview_only_says_and_deletion_cleans_
     };
 
     // Two open windows (4 and 3) and one later today (9).
-    let ehpas = api(
+    let ehpas = crane_autoscaling_api(
         &client,
         &n,
         "EffectiveHorizontalPodAutoscaler",
@@ -113,9 +95,9 @@ async fn cron_ehpas_scale_through_the_hpa_preview_only_says_and_deletion_cleans_
         2
     };
     let web_crons = json!([
-        cron("a", window(-5, close)?, 4),
-        cron("b", window(-5, close)?, 3),
-        cron("c", window(120, 180)?, 9),
+        cron("a", daily_window("UTC", -5, close)?, 4),
+        cron("b", daily_window("UTC", -5, close)?, 3),
+        cron("c", daily_window("UTC", 120, 180)?, 9),
     ]);
     ehpas
         .create(
@@ -129,7 +111,7 @@ async fn cron_ehpas_scale_through_the_hpa_preview_only_says_and_deletion_cleans_
             &serde_json::from_value(ehpa(
                 "db",
                 "Preview",
-                json!([cron("open", window(-5, 30)?, 5)]),
+                json!([cron("open", daily_window("UTC", -5, 30)?, 5)]),
             ))?,
         )
         .await?;
@@ -200,7 +182,7 @@ async fn cron_ehpas_scale_through_the_hpa_preview_only_says_and_deletion_cleans_
     .with_context(logs)?;
 
     // Preview: the workload stays at 2, the Substitute and the status say 5.
-    let subs = api(&client, &n, "Substitute", "substitutes");
+    let subs = crane_autoscaling_api(&client, &n, "Substitute", "substitutes");
     wait_until(
         "Substitute ehpa-db with the HPA's 5",
         Duration::from_secs(120),

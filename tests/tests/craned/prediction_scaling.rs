@@ -15,9 +15,7 @@ use ferrocrane_e2e::{
     repo_root, wait_until,
 };
 use k8s_openapi::api::apps::v1::Deployment;
-use kube::api::{
-    Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
-};
+use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
 
 const DAYS: i64 = 3;
@@ -81,15 +79,12 @@ async fn the_hpa_scales_up_before_a_predicted_daily_peak() -> Result<()> {
         )
     };
 
-    let ar = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk(
-            "autoscaling.crane.io",
-            "v1alpha1",
-            "EffectiveHorizontalPodAutoscaler",
-        ),
+    let ehpas = crane_autoscaling_api(
+        &client,
+        &n,
+        "EffectiveHorizontalPodAutoscaler",
         "effectivehorizontalpodautoscalers",
     );
-    let ehpas: Api<DynamicObject> = Api::namespaced_with(client.clone(), &n, &ar);
     ehpas
         .create(
             &PostParams::default(),

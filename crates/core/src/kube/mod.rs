@@ -15,7 +15,7 @@ pub use mapper::{
     spawn_refresh_with,
 };
 pub use rate_limit::{RateLimit, RateLimitLayer, TokenBucket};
-pub use reflected::reflected;
+pub use reflected::{reflected, served};
 
 /// Errors of this module. Client-library errors are carried as text: callers only report them,
 /// and it keeps kube's error types out of our public API.

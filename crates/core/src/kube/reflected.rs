@@ -32,3 +32,12 @@ where
     tokio::spawn(stream);
     store
 }
+
+/// Whether the API server serves `K` now (its CRD is installed and established).
+pub async fn served<K: kube::Resource<DynamicType = ()>>(client: &kube::Client) -> bool {
+    let ar = kube::core::ApiResource::erase::<K>(&());
+    client
+        .list_api_group_resources(&ar.api_version)
+        .await
+        .is_ok_and(|list| list.resources.iter().any(|r| r.name == ar.plural))
+}

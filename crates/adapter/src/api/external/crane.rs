@@ -21,7 +21,7 @@ use ferrocrane_autoscaling::external::{
     CRON_METRIC, PREDICTION_METRIC, RESOURCE_IDENTIFIER, TARGET_KIND, TARGET_NAME,
     TARGET_NAMESPACE, labels, predicted_max,
 };
-use ferrocrane_core::kube::reflected;
+use ferrocrane_core::kube::{reflected, served};
 use ferrocrane_core::promql::{Operator, Requirement};
 use kube::ResourceExt;
 use kube::runtime::reflector::Store;
@@ -43,15 +43,6 @@ struct Stores {
 
 /// How often discovery is asked whether Crane's CRDs are served yet.
 const DISCOVERY_RETRY: Duration = Duration::from_secs(30);
-
-/// Whether the API server serves `K`.
-async fn served<K: kube::Resource<DynamicType = ()>>(client: &kube::Client) -> bool {
-    let ar = kube::core::ApiResource::erase::<K>(&());
-    client
-        .list_api_group_resources(&ar.api_version)
-        .await
-        .is_ok_and(|l| l.resources.iter().any(|r| r.name == ar.plural))
-}
 
 impl CraneObjects {
     /// Watches both kinds with `client` (the lister's identity) as soon as the API server
