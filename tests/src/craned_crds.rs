@@ -25,6 +25,9 @@ pub async fn install_craned_crds(cluster: &Cluster, client: &kube::Client) -> Re
     for name in [
         "recommendations.analysis.crane.io",
         "recommendationrules.analysis.crane.io",
+        "effectivehorizontalpodautoscalers.autoscaling.crane.io",
+        "substitutes.autoscaling.crane.io",
+        "timeseriespredictions.prediction.crane.io",
     ] {
         wait_until(
             &format!("CRD {name} established"),

@@ -18,3 +18,4 @@ mod reload;
 mod remote_read;
 mod report;
 mod unchanged;
+mod validation;

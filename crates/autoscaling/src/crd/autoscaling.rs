@@ -83,8 +83,10 @@ pub mod conditions {
 // Beyond Crane's webhook, and refused by the API server itself (no webhook to run).
 #[schemars(extend("x-kubernetes-validations" = [
     {"rule": "!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",
+     "fieldPath": ".minReplicas",
      "message": "minReplicas must not be above maxReplicas"},
     {"rule": "!has(self.crons) || self.crons.all(c, self.crons.exists_one(d, d.name == c.name))",
+     "fieldPath": ".crons",
      "message": "each cron's name must be unique"}
 ]))]
 pub struct EffectiveHorizontalPodAutoscalerSpec {
@@ -142,7 +144,13 @@ pub enum ScaleStrategy {
     {"rule": "has(self.start) && has(self.end) && self.start != \"\" && self.end != \"\"",
      "message": "a cron needs a start and an end"},
     {"rule": "!has(self.start) || !has(self.end) || self.start != self.end",
-     "message": "start and end must differ (the same schedule would keep the window open for ever)"}
+     "message": "start and end must differ (the same schedule would keep the window open for ever)"},
+    {"rule": "!has(self.start) || self.start.matches(crons_shape)".replace("crons_shape", super::CRON_SHAPE_CEL),
+     "fieldPath": ".start",
+     "message": "start must be a cron schedule: five fields (minute hour day-of-month month day-of-week) or a @descriptor"},
+    {"rule": "!has(self.end) || self.end.matches(crons_shape)".replace("crons_shape", super::CRON_SHAPE_CEL),
+     "fieldPath": ".end",
+     "message": "end must be a cron schedule: five fields (minute hour day-of-month month day-of-week) or a @descriptor"}
 ]))]
 pub struct CronSpec {
     /// Unique within the EHPA.
@@ -170,6 +178,13 @@ pub struct CronSpec {
 /// How far ahead to predict, and with which algorithm.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+// The TimeSeriesPrediction craned writes for it would be refused below 600 s (Crane: the EHPA is
+// accepted and its prediction then fails in an event).
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "!has(self.predictionWindowSeconds) || self.predictionWindowSeconds >= 600",
+     "fieldPath": ".predictionWindowSeconds",
+     "message": "predictionWindowSeconds must be at least 600"}
+]))]
 pub struct Prediction {
     /// How far ahead, in seconds (3600 unless set).
     #[serde(

@@ -61,9 +61,26 @@ pub mod reasons {
     )
 )]
 #[serde(rename_all = "camelCase")]
+// Crane's webhook rules, checked by the API server itself (no webhook to run), on update too
+// (Crane's webhook checks only creation).
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "has(self.targetRef.name) && self.targetRef.name != ''",
+     "fieldPath": ".targetRef.name",
+     "message": "targetRef.name is required"},
+    {"rule": "has(self.predictionWindowSeconds) && self.predictionWindowSeconds >= 600",
+     "fieldPath": ".predictionWindowSeconds",
+     "message": "predictionWindowSeconds must be at least 600"},
+    {"rule": "has(self.predictionMetrics) && size(self.predictionMetrics) > 0",
+     "fieldPath": ".predictionMetrics",
+     "message": "predictionMetrics needs at least one metric"},
+    {"rule": "!has(self.predictionMetrics) || self.predictionMetrics.all(m, !has(m.resourceIdentifier) || self.predictionMetrics.exists_one(n, has(n.resourceIdentifier) && n.resourceIdentifier == m.resourceIdentifier))",
+     "fieldPath": ".predictionMetrics",
+     "message": "each resourceIdentifier must be unique"}
+]))]
 pub struct TimeSeriesPredictionSpec {
     /// The metrics to predict, each with its query and algorithm.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100))]
     pub prediction_metrics: Vec<PredictionMetric>,
     /// The object every metric is about.
     #[serde(default)]
@@ -76,9 +93,18 @@ pub struct TimeSeriesPredictionSpec {
 /// One metric to predict.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "!has(self.type) || self.type != 'ResourceQuery' || has(self.resourceQuery)",
+     "message": "type is ResourceQuery, but no resourceQuery is given"},
+    {"rule": "!has(self.type) || self.type != 'MetricQuery' || has(self.metricQuery)",
+     "message": "type is MetricQuery, but no metricQuery is given"},
+    {"rule": "!has(self.type) || self.type != 'ExpressionQuery' || has(self.expressionQuery)",
+     "message": "type is ExpressionQuery, but no expressionQuery is given"}
+]))]
 pub struct PredictionMetric {
     /// Names the metric within the prediction (`resource.cpu`, `pods.http_requests`...).
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = 253))]
     pub resource_identifier: String,
     /// `ResourceQuery`, `MetricQuery` or `ExpressionQuery`: which query field applies.
     #[serde(default, rename = "type", skip_serializing_if = "String::is_empty")]
