@@ -191,6 +191,7 @@ async fn run_autoscaling(a: Autoscaling, stop: tokio::sync::watch::Receiver<bool
             metrics: families.controller(effective_hpa::NAME, effective_hpa::METRIC_LABELS),
             mapper: mapper.clone(),
             identity: settings.identity.clone(),
+            zone: ferrocrane_autoscaling::cron::DefaultZone::system(),
         };
         tasks.push(tokio::spawn(effective_hpa::run(
             wiring,

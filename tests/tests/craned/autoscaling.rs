@@ -147,7 +147,9 @@ async fn cron_ehpas_scale_through_the_hpa_preview_only_says_and_deletion_cleans_
             .into_iter()
             .flatten()
             .any(|c| c["type"] == "Ready" && c["status"] == "True");
-        Ok((ready && s["expectReplicas"] == 4).then_some(s))
+        // The cron that sets the replicas is named (a's 4 over b's 3).
+        let source = json!({"type": "Cron", "name": "a", "replicas": 4});
+        Ok((ready && s["expectReplicas"] == 4 && s["replicasSource"] == source).then_some(s))
     })
     .await
     .with_context(logs)?;
@@ -193,7 +195,12 @@ async fn cron_ehpas_scale_through_the_hpa_preview_only_says_and_deletion_cleans_
     )
     .await
     .with_context(logs)?;
-    ensure!(ehpas.get("db").await?.data["status"]["expectReplicas"] == 5);
+    let db = ehpas.get("db").await?.data["status"].clone();
+    ensure!(
+        db["expectReplicas"] == 5
+            && db["replicasSource"] == json!({"type": "Cron", "name": "open", "replicas": 5}),
+        "Preview says what it would do and why: {db:#}"
+    );
     ensure!(
         deployments.get("db").await?.spec.replicas == Some(2),
         "Preview scaled the workload"
@@ -203,6 +210,16 @@ async fn cron_ehpas_scale_through_the_hpa_preview_only_says_and_deletion_cleans_
     replicas(&deployments, "web", 1, Duration::from_secs(240))
         .await
         .with_context(logs)?;
+    wait_until(
+        "ehpa web at minReplicas",
+        Duration::from_secs(60),
+        || async {
+            let s = ehpas.get("web").await?.data["status"]["replicasSource"].clone();
+            Ok((s == json!({"type": "MinReplicas", "replicas": 1})).then_some(()))
+        },
+    )
+    .await
+    .with_context(logs)?;
 
     // Deletion: what each EHPA owns goes (garbage collection), and its series with it.
     ehpas.delete("web", &DeleteParams::foreground()).await?;

@@ -2,8 +2,8 @@
 //! show CPU rising every day twenty minutes from now's time of day; the pods use little now.
 //! craned's TimeSeriesPrediction finds the daily period, the EHPA's HPA reads the predicted peak
 //! (`crane_autoscaling_prediction`, served by metrics-adapter) next to the workload's own low
-//! utilization, and the real HPA controller scales up ahead of the peak; with prediction turned
-//! off the HPA scales back down.
+//! utilization, and the real HPA controller scales up ahead of the peak; once the window no
+//! longer reaches the peak, it scales back down.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -98,7 +98,10 @@ async fn the_hpa_scales_up_before_a_predicted_daily_peak() -> Result<()> {
                     "metrics": [{"type": "Resource", "resource": {"name": "cpu",
                         "target": {"type": "Utilization", "averageUtilization": 50}}}],
                     "prediction": {"predictionWindowSeconds": 3600, "predictionAlgorithm": {
-                        "algorithmType": "dsp", "dsp": {"sampleInterval": "1m", "historyLength": "3d"}}},
+                        "algorithmType": "dsp", "dsp": {"sampleInterval": "1m", "historyLength": "3d",
+                            // The past days' shape as it was (Crane's default FFT estimators
+                            // smooth the hour-long peak into a 20-minute ramp).
+                            "estimators": {"maxValue": [{"marginFraction": "0"}]}}}},
                     "behavior": {"scaleUp": {"stabilizationWindowSeconds": 0},
                                  "scaleDown": {"stabilizationWindowSeconds": 0,
                                                "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}}
@@ -126,12 +129,26 @@ async fn the_hpa_scales_up_before_a_predicted_daily_peak() -> Result<()> {
         "scaled to {scaled} only {minutes_left} minutes before the peak"
     );
 
-    // Prediction off: the live utilization alone brings it back to one.
+    // The status names the prediction as what scaled it.
+    wait_until(
+        "the prediction named in the status",
+        Duration::from_secs(60),
+        || async {
+            let source = ehpas.get("web").await?.data["status"]["replicasSource"].clone();
+            Ok((source["type"] == "Prediction" && source["name"] == "resource.cpu").then_some(()))
+        },
+    )
+    .await
+    .with_context(logs)?;
+
+    // The peak out of the window: back to one. Waiting out the hour-long peak would take an
+    // hour; a ten-minute window no longer reaches it, as the window stops reaching a peak that
+    // has passed, and the live utilization alone asks for one replica.
     ehpas
         .patch(
             "web",
             &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"prediction": null}})),
+            &Patch::Merge(json!({"spec": {"prediction": {"predictionWindowSeconds": 600}}})),
         )
         .await?;
     wait_until(

@@ -229,6 +229,33 @@ pub struct EffectiveHorizontalPodAutoscalerStatus {
     /// `Ready`, `PredictionReady` and the HPA's own conditions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
+    /// Which source asks for the most replicas (an addition to Crane's status).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas_source: Option<ReplicasSource>,
+}
+
+/// The source that sets an EHPA's replicas: of everything its HPA reads, the one that asks for
+/// the most (the HPA takes the largest), as of the HPA's last evaluation.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplicasSource {
+    /// `Cron`, `Prediction`, `Metric`, or `MinReplicas` when none asks for more.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// The cron's name, the predicted metric's `resourceIdentifier`, or the metric
+    /// (`Resource cpu`, `Pods requests_per_second`, `External queue_depth`...).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// The replicas it asks for (the HPA then clamps to maxReplicas).
+    pub replicas: i32,
+}
+
+/// The types of a [`ReplicasSource`].
+pub mod replicas_sources {
+    pub const CRON: &str = "Cron";
+    pub const PREDICTION: &str = "Prediction";
+    pub const METRIC: &str = "Metric";
+    pub const MIN_REPLICAS: &str = "MinReplicas";
 }
 
 /// The stand-in an EHPA in Preview points its HPA at: the HPA "scales" it through its scale

@@ -4,13 +4,15 @@
 //! metrics-adapter; a TimeSeriesPrediction for the predicted metrics; in Preview a Substitute
 //! the HPA scales instead of the workload. Its status is the HPA's.
 //!
-//! `objects.rs` builds what the EHPA owns, `status.rs` its status, `reconcile.rs` runs the
+//! `objects.rs` builds what the EHPA owns, `status.rs` its status, `source.rs` names what sets
+//! its replicas, `reconcile.rs` runs the
 //! steps, `run.rs` wires the watches.
 
 mod error;
 mod objects;
 mod reconcile;
 mod run;
+mod source;
 mod status;
 
 pub use self::error::{Error, METRIC_LABELS};

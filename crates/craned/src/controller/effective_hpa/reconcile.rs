@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use ferrocrane_autoscaling::cron::DefaultZone;
 use ferrocrane_autoscaling::external::{owned_name, predicted_max};
 use ferrocrane_core::kube::SharedMapper;
 use k8s_openapi::api::autoscaling::v1::Scale;
@@ -21,7 +22,8 @@ use serde_json::json;
 
 use super::error::Error;
 use super::objects::{self, Requests, milli};
-use super::status::{READY_REASON, Set, build};
+use super::source::replicas_source;
+use super::status::{Found, READY_REASON, Set, build};
 use crate::controller::events::Events;
 use crate::controller::leader::LeaderState;
 use crate::controller::{FIELD_MANAGER, StatusWrites};
@@ -38,6 +40,8 @@ pub struct Context {
     pub metrics: ReconcileMetrics,
     pub mapper: SharedMapper,
     pub events: Events,
+    /// The time zone of crons that name none.
+    pub zone: DefaultZone,
 }
 
 /// An EHPA is looked at again this often even when nothing it owns changes (the HPA's status
@@ -89,12 +93,18 @@ pub async fn reconcile(
             message: "Effective HPA is ready".into(),
         });
     }
+    let source = hpa
+        .as_ref()
+        .and_then(|h| replicas_source(h, &ehpa.spec.crons, &ctx.zone, now.0));
     let status = build(
         ehpa.status.as_ref(),
-        hpa.as_ref().and_then(|h| h.status.as_ref()),
-        current,
+        Found {
+            hpa: hpa.as_ref().and_then(|h| h.status.as_ref()),
+            current_replicas: current,
+            last_scale,
+            source,
+        },
         &set,
-        last_scale,
         &now,
     );
     if ehpa.status.as_ref() != Some(&status) {

@@ -18,6 +18,7 @@ use crate::controller::leader::LeaderState;
 use crate::crd::autoscaling::{EffectiveHorizontalPodAutoscaler, Substitute};
 use crate::crd::prediction::TimeSeriesPrediction;
 use crate::metrics::reconcile::ReconcileMetrics;
+use ferrocrane_autoscaling::cron::DefaultZone;
 
 /// A failed step is tried again this soon (Crane: controller-runtime's backoff).
 const ERROR_RETRY: Duration = Duration::from_secs(15);
@@ -29,6 +30,7 @@ pub struct Wiring {
     pub metrics: ReconcileMetrics,
     pub mapper: SharedMapper,
     pub identity: String,
+    pub zone: DefaultZone,
 }
 
 pub fn error_policy(
@@ -64,6 +66,7 @@ pub async fn run(
         leader: w.leader.clone(),
         metrics: w.metrics,
         mapper: w.mapper,
+        zone: w.zone,
     });
     crate::controller::drain(
         Controller::new(

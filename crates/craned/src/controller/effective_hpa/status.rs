@@ -5,7 +5,7 @@
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
-use crate::crd::autoscaling::{EffectiveHorizontalPodAutoscalerStatus, conditions};
+use crate::crd::autoscaling::{EffectiveHorizontalPodAutoscalerStatus, ReplicasSource, conditions};
 
 /// Crane's reason of a working EHPA.
 pub const READY_REASON: &str = "EffectiveHorizontalPodAutoscalerReady";
@@ -18,16 +18,31 @@ pub struct Set<'a> {
     pub message: String,
 }
 
-/// The status after a reconcile: `hpa`'s replicas and conditions when there is one, the
-/// EHPA's own conditions `set`, `last_scale` when the EHPA scaled the workload itself.
+/// What a reconcile found, to build the status from.
+pub struct Found<'a> {
+    /// The HPA's status, when there is an HPA.
+    pub hpa: Option<&'a HorizontalPodAutoscalerStatus>,
+    /// The workload's replicas, when known without the HPA.
+    pub current_replicas: Option<i32>,
+    /// When the EHPA scaled the workload itself (Preview's specificReplicas).
+    pub last_scale: Option<Time>,
+    /// What sets the replicas, once the HPA has evaluated its metrics.
+    pub source: Option<ReplicasSource>,
+}
+
+/// The status after a reconcile: what it `found`, and the EHPA's own conditions `set`.
 pub fn build(
     previous: Option<&EffectiveHorizontalPodAutoscalerStatus>,
-    hpa: Option<&HorizontalPodAutoscalerStatus>,
-    current_replicas: Option<i32>,
+    found: Found<'_>,
     set: &[Set<'_>],
-    last_scale: Option<Time>,
     now: &Time,
 ) -> EffectiveHorizontalPodAutoscalerStatus {
+    let Found {
+        hpa,
+        current_replicas,
+        last_scale,
+        source,
+    } = found;
     let mut out: Vec<Condition> = Vec::new();
     for c in hpa
         .and_then(|h| h.conditions.as_ref())
@@ -85,6 +100,7 @@ pub fn build(
             .or_else(|| hpa.and_then(|h| h.last_scale_time.clone()))
             .or_else(|| previous.and_then(|p| p.last_scale_time.clone())),
         conditions: out,
+        replicas_source: source.or_else(|| previous.and_then(|p| p.replicas_source.clone())),
     }
 }
 
@@ -131,7 +147,14 @@ mod tests {
             reason: READY_REASON,
             message: "Effective HPA is ready".into(),
         };
-        let first = build(None, Some(&hpa()), None, &[ready()], None, &time(100));
+        let status = hpa();
+        let found = || Found {
+            hpa: Some(&status),
+            current_replicas: None,
+            last_scale: None,
+            source: None,
+        };
+        let first = build(None, found(), &[ready()], &time(100));
         assert_eq!(
             (first.expect_replicas, first.current_replicas),
             (Some(4), Some(2))
@@ -144,26 +167,22 @@ mod tests {
         let types: Vec<&str> = first.conditions.iter().map(|c| c.type_.as_str()).collect();
         assert_eq!(types, ["Ready", "AbleToScale"]);
         assert_eq!(first.conditions[0].last_transition_time, time(100));
-        let again = build(
-            Some(&first),
-            Some(&hpa()),
-            None,
-            &[ready()],
-            None,
-            &time(200),
-        );
+        let again = build(Some(&first), found(), &[ready()], &time(200));
         assert_eq!(again, first);
         let failed = build(
             Some(&first),
-            None,
-            Some(3),
+            Found {
+                hpa: None,
+                current_replicas: Some(3),
+                last_scale: None,
+                source: None,
+            },
             &[Set {
                 type_: conditions::READY,
                 ok: false,
                 reason: "FailedGetScale",
                 message: "no".into(),
             }],
-            None,
             &time(300),
         );
         assert_eq!(failed.conditions[0].last_transition_time, time(300));
