@@ -137,6 +137,7 @@ async fn run_autoscaling(a: Autoscaling, stop: tokio::sync::watch::Receiver<bool
     use crate::crd::autoscaling::{EffectiveHorizontalPodAutoscaler, Substitute};
     use crate::crd::prediction::TimeSeriesPrediction;
     let mut tasks = Vec::new();
+    let scores = std::sync::Arc::new(crate::prediction::accuracy::Scores::default());
     let tsps_served = ferrocrane_core::kube::served::<TimeSeriesPrediction>(&client).await;
     let ehpas_served =
         ferrocrane_core::kube::served::<EffectiveHorizontalPodAutoscaler>(&client).await;
@@ -146,6 +147,7 @@ async fn run_autoscaling(a: Autoscaling, stop: tokio::sync::watch::Receiver<bool
             ferrocrane_core::kube::reflected(&client),
             ferrocrane_core::kube::reflected(&client),
             ferrocrane_autoscaling::cron::DefaultZone::system(),
+            scores.clone(),
         );
         match collector {
             Ok(c) => {
@@ -174,6 +176,7 @@ async fn run_autoscaling(a: Autoscaling, stop: tokio::sync::watch::Receiver<bool
                     .max(std::time::Duration::from_secs(60)),
                 concurrency: settings.prediction.concurrency,
             },
+            scores,
         };
         tasks.push(tokio::spawn(time_series_prediction::run(
             wiring,

@@ -13,7 +13,9 @@ use ferrocrane_e2e::{
     Cluster, History, HistoryPrometheus, MIB, SyntheticPod, SyntheticWorkload, Usage, daily,
     install_craned_crds, wait_until,
 };
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
+use kube::api::{
+    Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
+};
 use serde_json::{Value, json};
 
 const DAYS: i64 = 3;
@@ -159,6 +161,24 @@ async fn predictions_follow_the_daily_cycle_and_a_bad_metric_is_named() -> Resul
     )
     .await?;
 
+    // A level that doubled just before the TSP was made: its median over the hour before is
+    // the old level, and what then happens is the new one.
+    let doubled = format!("vector(1 + (time() >= bool {now}))");
+    api.create(
+        &PostParams::default(),
+        &tsp(
+            "doubled",
+            json!([
+                {"resourceIdentifier": "level", "type": "ExpressionQuery",
+                 "expressionQuery": {"expression": doubled},
+                 "algorithm": {"algorithmType": "percentile", "percentile": {
+                     "historyLength": "1h", "sampleInterval": "10s", "percentile": "0.5",
+                     "marginFraction": "0"}}}
+            ]),
+        )?,
+    )
+    .await?;
+
     let ready = condition(&api, "web", "PredictSucceed")
         .await
         .with_context(|| format!("craned log:\n{}", craned.logs()))?;
@@ -226,6 +246,48 @@ async fn predictions_follow_the_daily_cycle_and_a_bad_metric_is_named() -> Resul
     )
     .await?;
     ensure!(!partial["typo"].0, "the bad metric says ready");
+
+    // When a status is replaced (here by a spec change), its past samples are scored against
+    // what happened: |predicted - 2| / 2 at every instant.
+    let doubled_status = condition(&api, "doubled", "PredictSucceed").await?;
+    let level = predictions(&doubled_status)?["level"]
+        .1
+        .first()
+        .context("the doubled level's samples")?
+        .1;
+    ensure!(
+        level < 1.5,
+        "the median of the hour before is the old level: {level}"
+    );
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    api.patch(
+        "doubled",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"predictionWindowSeconds": WINDOW + 60}})),
+    )
+    .await?;
+    let (ratio, samples) = wait_until(
+        "the replaced prediction scored",
+        Duration::from_secs(60),
+        || async {
+            let text = scrape(&metrics_addr).await?;
+            let of = |family: &str| {
+                gauge(
+                    &text,
+                    family,
+                    &["name=\"doubled\"", "resource_identifier=\"level\""],
+                )
+            };
+            Ok(of("craned_prediction_error_ratio").zip(of("craned_prediction_error_samples")))
+        },
+    )
+    .await
+    .with_context(|| format!("craned log:\n{}", craned.logs()))?;
+    let want = (level - 2.0).abs() / 2.0;
+    ensure!(
+        (ratio - want).abs() < 1e-4 && samples >= 3.0,
+        "error ratio {ratio} over {samples} samples; want {want} (predicted {level}, then 2)"
+    );
 
     let text = scrape(&metrics_addr).await?;
     let reconciles = gauge(

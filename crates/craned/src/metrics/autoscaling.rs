@@ -10,6 +10,10 @@
 //! * `crane_autoscaling_hpa_replicas{namespace,name}`: every HPA's desired replicas.
 //! * `crane_autoscaling_effective_hpa_replicas{namespace,name}`: every EHPA's expected ones.
 //!
+//! * `craned_prediction_error_ratio{namespace,name,resource_identifier}` and
+//!   `craned_prediction_error_samples`: how far each TSP metric's last replaced prediction was
+//!   from what happened (an addition: see `time_series_prediction::accuracy`).
+//!
 //! Names, labels and help are Crane's (`pkg/metrics`). One difference: an EHPA whose cron
 //! cannot be read, or whose prediction is not there, is skipped (Crane's collector stops the
 //! whole scrape at the first one).
@@ -29,13 +33,16 @@ use prometheus::proto::{Gauge, LabelPair, Metric, MetricFamily, MetricType};
 
 use crate::crd::autoscaling::EffectiveHorizontalPodAutoscaler;
 use crate::crd::prediction::TimeSeriesPrediction;
+use crate::prediction::accuracy::{MetricKey, Score, Scores};
 
 const TSP_METRIC: &str = "crane_prediction_tsp";
 const HPA_REPLICAS: &str = "crane_autoscaling_hpa_replicas";
 const EHPA_REPLICAS: &str = "crane_autoscaling_effective_hpa_replicas";
+const ERROR_RATIO: &str = "craned_prediction_error_ratio";
+const ERROR_SAMPLES: &str = "craned_prediction_error_samples";
 
 /// (name, help, label names) of each family.
-const FAMILIES: [(&str, &str, &[&str]); 5] = [
+const FAMILIES: [(&str, &str, &[&str]); 7] = [
     (
         CRON_METRIC,
         "external metrics value of cron for HorizontalPodAutoscaler",
@@ -74,7 +81,52 @@ const FAMILIES: [(&str, &str, &[&str]); 5] = [
         "Replicas for Effective HPA",
         &["namespace", "name"],
     ),
+    (
+        ERROR_RATIO,
+        "How far a TimeSeriesPrediction metric's last replaced prediction was from what happened: sum of |predicted - actual| over sum of |actual|, at the predicted instants now past",
+        &["namespace", "name", "resource_identifier"],
+    ),
+    (
+        ERROR_SAMPLES,
+        "The instants compared in craned_prediction_error_ratio",
+        &["namespace", "name", "resource_identifier"],
+    ),
 ];
+
+/// The prediction errors of the TSPs still there (`scores` by (namespace, name, id), uid).
+pub fn prediction_errors(
+    tsps: &[Arc<TimeSeriesPrediction>],
+    scores: &[(MetricKey, String, Score)],
+) -> Vec<Exported> {
+    let mut out = Vec::new();
+    for ((ns, name, id), uid, score) in scores {
+        let live = tsps.iter().any(|t| {
+            t.metadata.uid.as_ref() == Some(uid)
+                && t.spec
+                    .prediction_metrics
+                    .iter()
+                    .any(|m| &m.resource_identifier == id)
+        });
+        if !live {
+            continue;
+        }
+        let labels = vec![ns.clone(), name.clone(), id.clone()];
+        out.push(Exported {
+            family: ERROR_RATIO,
+            labels: labels.clone(),
+            value: score.error_ratio,
+            timestamp_ms: None,
+        });
+        #[allow(clippy::cast_precision_loss, reason = "a count of samples")]
+        out.push(Exported {
+            family: ERROR_SAMPLES,
+            labels,
+            value: score.samples as f64,
+            timestamp_ms: None,
+        });
+    }
+    out
+}
 
 /// One exported sample: its family, label values (in the family's order), value, and an
 /// explicit timestamp (ms) when it is not now.
@@ -192,6 +244,7 @@ pub struct AutoscalingCollector {
     pub tsps: Store<TimeSeriesPrediction>,
     pub hpas: Store<HorizontalPodAutoscaler>,
     pub zone: DefaultZone,
+    pub scores: Arc<Scores>,
     descs: Vec<Desc>,
 }
 
@@ -201,6 +254,7 @@ impl AutoscalingCollector {
         tsps: Store<TimeSeriesPrediction>,
         hpas: Store<HorizontalPodAutoscaler>,
         zone: DefaultZone,
+        scores: Arc<Scores>,
     ) -> Result<Self, prometheus::Error> {
         let descs = FAMILIES
             .iter()
@@ -218,6 +272,7 @@ impl AutoscalingCollector {
             tsps,
             hpas,
             zone,
+            scores,
             descs,
         })
     }
@@ -229,13 +284,15 @@ impl Collector for AutoscalingCollector {
     }
 
     fn collect(&self) -> Vec<MetricFamily> {
-        let samples = exported(
+        let tsps = self.tsps.state();
+        let mut samples = exported(
             &self.ehpas.state(),
-            &self.tsps.state(),
+            &tsps,
             &self.hpas.state(),
             &self.zone,
             Timestamp::now(),
         );
+        samples.extend(prediction_errors(&tsps, &self.scores.all()));
         families(&samples)
     }
 }

@@ -2,7 +2,9 @@
 //!
 //! [`percentile`] is Crane's percentile predictor (VPA's histogram), [`dsp`] its DSP predictor
 //! (FFT period detection). Both implement [`Predictor`]: history in, predicted series out.
+//! [`accuracy`] scores a past prediction against what happened.
 
+pub mod accuracy;
 pub mod dsp;
 pub mod percentile;
 pub mod stats;

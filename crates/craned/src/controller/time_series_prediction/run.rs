@@ -16,6 +16,7 @@ use crate::controller::leader::LeaderState;
 use crate::crd::prediction::TimeSeriesPrediction;
 use crate::datasource::History;
 use crate::metrics::reconcile::ReconcileMetrics;
+use crate::prediction::accuracy::Scores;
 
 /// How long a failed reconcile waits before it is retried.
 const ERROR_RETRY: Duration = Duration::from_secs(30);
@@ -28,6 +29,8 @@ pub struct Wiring {
     pub metrics: ReconcileMetrics,
     pub update_period: Duration,
     pub fitting: Fitting,
+    /// Where each replaced prediction's score goes (exported by the autoscaling collector).
+    pub scores: Arc<Scores>,
 }
 
 pub fn error_policy(tsp: Arc<TimeSeriesPrediction>, error: &Error, ctx: Arc<Context>) -> Action {
@@ -48,7 +51,7 @@ pub async fn run(
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
     let api: Api<TimeSeriesPrediction> = Api::all(w.client.clone());
-    let (models, finished) = Models::new(w.history, w.fitting);
+    let (models, finished) = Models::new(w.history.clone(), w.fitting);
     let fitted = futures::stream::unfold(finished, |mut rx| async move {
         let tsp = rx.recv().await?;
         Some((tsp, rx))
@@ -63,6 +66,9 @@ pub async fn run(
         store: controller.store(),
         written: Mutex::new(HashMap::new()),
         last_prune: Mutex::new(Instant::now()),
+        history: w.history,
+        predicted_from: Mutex::new(HashMap::new()),
+        scores: w.scores,
     });
     crate::controller::drain(
         controller

@@ -24,7 +24,7 @@ fn tsp(now: i64) -> Arc<TimeSeriesPrediction> {
         serde_json::from_value(json!({
             "apiVersion": "prediction.crane.io/v1alpha1",
             "kind": "TimeSeriesPrediction",
-            "metadata": {"name": "ehpa-web", "namespace": "shop", "labels": {
+            "metadata": {"name": "ehpa-web", "namespace": "shop", "uid": "tsp-uid", "labels": {
                 "app.kubernetes.io/managed-by": "effective-hpa-controller",
                 "app.kubernetes.io/target-kind": "Deployment",
                 "app.kubernetes.io/target-name": "web",
@@ -82,8 +82,10 @@ fn every_family_from_the_objects() {
 
     let text = {
         let mut buf = Vec::new();
-        prometheus::Encoder::encode(&prometheus::TextEncoder::new(), &families(&out), &mut buf)
-            .unwrap();
+        // As the registry gathers them: families without series are left out.
+        let mut present = families(&out);
+        present.retain(|f| !f.get_metric().is_empty());
+        prometheus::Encoder::encode(&prometheus::TextEncoder::new(), &present, &mut buf).unwrap();
         String::from_utf8(buf).unwrap()
     };
     assert!(text.contains("# HELP crane_autoscaling_cron external metrics value of cron for HorizontalPodAutoscaler\n"), "{text}");
@@ -120,5 +122,51 @@ fn a_bad_cron_or_a_missing_prediction_skips_only_its_own_series() {
         !out.iter()
             .any(|e| e.family == "crane_autoscaling_prediction"
                 || e.family == "crane_prediction_tsp")
+    );
+}
+
+#[test]
+fn prediction_errors_go_with_their_tsp_and_metric() {
+    use crate::prediction::accuracy::Score;
+    let now = Timestamp::from_second(1_709_287_200).unwrap();
+    let live = tsp(now.as_second());
+    let uid = live.metadata.uid.clone().unwrap();
+    let score = Score {
+        error_ratio: 0.2,
+        samples: 12,
+        at: now.as_second(),
+    };
+    let key = |name: &str, id: &str| ("shop".to_owned(), name.to_owned(), id.to_owned());
+    let scores = [
+        (key("ehpa-web", "resource.cpu"), uid.clone(), score),
+        (key("ehpa-web", "resource.memory"), uid, score),
+        (
+            key("ehpa-gone", "resource.cpu"),
+            "another-uid".to_owned(),
+            score,
+        ),
+    ];
+    let out = prediction_errors(&[live], &scores);
+    let ratios: Vec<(&[String], f64)> = out
+        .iter()
+        .filter(|e| e.family == "craned_prediction_error_ratio")
+        .map(|e| (e.labels.as_slice(), e.value))
+        .collect();
+    assert_eq!(
+        ratios,
+        [(
+            [
+                "shop".to_owned(),
+                "ehpa-web".to_owned(),
+                "resource.cpu".to_owned()
+            ]
+            .as_slice(),
+            0.2
+        )],
+        "a deleted TSP's and a dropped metric's scores are not exported"
+    );
+    assert!(
+        out.iter()
+            .any(|e| e.family == "craned_prediction_error_samples" && e.value == 12.0)
     );
 }
