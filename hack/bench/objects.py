@@ -2,7 +2,7 @@
 """Creates the benchmark's objects in the cluster that KUBECONFIG points at, fast.
 
     objects.py --pods N --deployments N --replicasets N --services N --configmaps N [--namespaces N]
-               [--nodes N] [--running]
+               [--nodes N] [--running] [--deployment-replicas N]
     objects.py --pods N --churn RATE --churn-seconds S [--namespaces N]
 
 Python 3 standard library only: one keep-alive TLS connection per worker thread, POSTing
@@ -11,7 +11,7 @@ probes, env). The client certificate and CA come from the kubeconfig that hack/l
 writes (files, not inline data).
 
 The pod count stays exact: no object is owned by a controller that would make or delete pods.
-  - Deployments are paused with replicas 0: a paused Deployment gets no ReplicaSet, so the
+  - Deployments are paused (replicas 0 unless --deployment-replicas): a paused Deployment gets no ReplicaSet, so the
     ReplicaSet count stays exact too.
   - ReplicaSets have replicas 0 and a selector (rs=<name>) that matches no pod, so they adopt
     nothing and create nothing.
@@ -146,6 +146,10 @@ def template(i, key, name):
     return labels, {"metadata": {"labels": labels, "annotations": common_annotations(i, team)}, "spec": spec}
 
 
+# --deployment-replicas: 0 by default; an EHPA needs a workload that is not scaled to zero.
+DEPLOYMENT_REPLICAS = 0
+
+
 def deployment(i, namespaces):
     name = "deploy-%05d" % i
     labels, tmpl = template(i, "deploy", name)
@@ -153,7 +157,7 @@ def deployment(i, namespaces):
     return ns_name(i, namespaces), "/apis/apps/v1/namespaces/%s/deployments", {
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": name, "labels": labels, "annotations": common_annotations(i, team)},
-        "spec": {"replicas": 0, "paused": True, "revisionHistoryLimit": 5,
+        "spec": {"replicas": DEPLOYMENT_REPLICAS, "paused": True, "revisionHistoryLimit": 5,
                  "selector": {"matchLabels": {"deploy": name}},
                  "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 1}},
                  "template": tmpl},
@@ -319,7 +323,11 @@ def main():
     ap.add_argument("--running", action="store_true", help="write every created pod's status as Running")
     ap.add_argument("--churn", type=float, default=0, help="status patches per second to the --pods pods")
     ap.add_argument("--churn-seconds", type=float, default=60)
+    ap.add_argument("--deployment-replicas", type=int, default=0,
+                    help="spec.replicas of the (paused, so podless) Deployments")
     args = ap.parse_args()
+    global DEPLOYMENT_REPLICAS
+    DEPLOYMENT_REPLICAS = args.deployment_replicas
     host, port, ctx = kubeconfig()
     if args.churn > 0:
         if args.pods <= 0:
