@@ -195,12 +195,19 @@ async fn cron_ehpas_scale_through_the_hpa_preview_only_says_and_deletion_cleans_
     )
     .await
     .with_context(logs)?;
-    let db = ehpas.get("db").await?.data["status"].clone();
-    ensure!(
-        db["expectReplicas"] == 5
-            && db["replicasSource"] == json!({"type": "Cron", "name": "open", "replicas": 5}),
-        "Preview says what it would do and why: {db:#}"
-    );
+    // The EHPA reads the HPA's evaluation a moment after the Substitute gets it.
+    wait_until(
+        "Preview says what it would do and why",
+        Duration::from_secs(60),
+        || async {
+            let db = ehpas.get("db").await?.data["status"].clone();
+            Ok((db["expectReplicas"] == 5
+                && db["replicasSource"] == json!({"type": "Cron", "name": "open", "replicas": 5}))
+            .then_some(()))
+        },
+    )
+    .await
+    .with_context(logs)?;
     ensure!(
         deployments.get("db").await?.spec.replicas == Some(2),
         "Preview scaled the workload"

@@ -162,8 +162,11 @@ async fn predictions_follow_the_daily_cycle_and_a_bad_metric_is_named() -> Resul
     .await?;
 
     // A level that doubled just before the TSP was made: its median over the hour before is
-    // the old level, and what then happens is the new one.
-    let doubled = format!("vector(1 + (time() >= bool {now}))");
+    // the old level, and what then happens is the new one. It doubles on a 10 s boundary, the
+    // step of the predicted samples, so the first of them (at the write rounded down to a
+    // step) is already after it.
+    let doubled_at = now - now.rem_euclid(10);
+    let doubled = format!("vector(1 + (time() >= bool {doubled_at}))");
     api.create(
         &PostParams::default(),
         &tsp(
