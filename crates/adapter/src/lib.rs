@@ -29,11 +29,6 @@ pub use options::Args;
 /// Runs the binary: `check-config`, or the server until SIGTERM.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let runtime = ferrocrane_core::process::start(&args.log)?;
-    if args.klog_v.is_some() || args.logtostderr.is_some() {
-        tracing::warn!(
-            "--v and --logtostderr are accepted for compatibility and ignored; use --log-level"
-        );
-    }
     runtime.block_on(async move {
         match args.command.clone() {
             Some(options::Command::CheckConfig(c)) => check::run(c).await,

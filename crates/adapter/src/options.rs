@@ -81,14 +81,6 @@ pub struct Args {
 
     #[command(flatten)]
     pub log: LogArgs,
-
-    /// klog verbosity; accepted for compatibility, use --log-level instead.
-    #[arg(long = "v", hide = true)]
-    pub klog_v: Option<String>,
-
-    /// Accepted for compatibility with klog; logs always go to stderr.
-    #[arg(long = "logtostderr", hide = true, num_args = 0..=1, default_missing_value = "true")]
-    pub logtostderr: Option<String>,
 }
 
 /// Subcommands.

@@ -66,3 +66,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cranes_klog_flags_are_accepted_and_the_rest_refused() {
+        // Crane's manifests pass `--v=2`.
+        let a = Args::try_parse_from(["craned", "--v=2", "--logtostderr"]).unwrap();
+        assert_eq!(a.log.klog_v.as_deref(), Some("2"));
+        let e = Args::try_parse_from(["craned", "--vmodule=x=2"]).unwrap_err();
+        assert!(e.to_string().contains("--vmodule"), "{e}");
+    }
+}

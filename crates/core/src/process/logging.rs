@@ -24,6 +24,13 @@ pub struct LogArgs {
     /// Log output format.
     #[arg(long = "log-format", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+    /// klog's verbosity, which the Go originals take: accepted so their manifests start
+    /// unchanged, and ignored (use --log-level).
+    #[arg(long = "v", hide = true)]
+    pub klog_v: Option<String>,
+    /// klog's flag: accepted and ignored; logs always go to stderr.
+    #[arg(long = "logtostderr", hide = true, num_args = 0..=1, default_missing_value = "true")]
+    pub logtostderr: Option<String>,
 }
 
 impl Default for LogArgs {
@@ -31,6 +38,19 @@ impl Default for LogArgs {
         Self {
             log_level: "info".into(),
             log_format: LogFormat::Text,
+            klog_v: None,
+            logtostderr: None,
+        }
+    }
+}
+
+impl LogArgs {
+    /// Says, once logging is up, that klog's flags were given and are ignored.
+    pub fn warn_ignored_klog_flags(&self) {
+        if self.klog_v.is_some() || self.logtostderr.is_some() {
+            tracing::warn!(
+                "--v and --logtostderr are accepted for compatibility and ignored; use --log-level"
+            );
         }
     }
 }
@@ -89,6 +109,11 @@ mod tests {
         assert_eq!(cli.log.log_level, "debug");
         assert_eq!(cli.log.log_format, LogFormat::Json);
         assert!(Cli::try_parse_from(["x", "--log-format", "xml"]).is_err());
+        let klog = Cli::try_parse_from(["x", "--v=2", "--logtostderr"]).unwrap();
+        assert_eq!(
+            (klog.log.klog_v.as_deref(), klog.log.logtostderr.as_deref()),
+            (Some("2"), Some("true"))
+        );
     }
 
     #[test]

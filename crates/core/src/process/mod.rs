@@ -26,6 +26,7 @@ pub enum ProcessError {
 pub fn start(log: &LogArgs) -> Result<tokio::runtime::Runtime, ProcessError> {
     // Another subscriber (a test harness) may already be installed: logging works either way.
     let _ = init_tracing(log)?;
+    log.warn_ignored_klog_flags();
     // SAFETY: the runtime, the first thread this process starts, is built after this call.
     unsafe { allocator::tune_malloc() };
     tokio::runtime::Builder::new_multi_thread()

@@ -37,8 +37,8 @@
 //! * Allow/deny regexes are RE2-style (`regex` crate) rather than ECMAScript: lookaround and
 //!   backreferences are rejected with a clear error.
 //! * `--auto-gomemlimit`, `--auto-gomemlimit-ratio` are accepted and ignored (Go runtime
-//!   knobs). Upstream's klog flags (`-v`, `--logtostderr`, ...) are not accepted; use
-//!   `--log-level` / `--log-format`. `--version` is a flag (upstream: a `version` subcommand).
+//!   knobs), and so are klog's `--v` and `--logtostderr` (use `--log-level` / `--log-format`);
+//!   klog's other flags are refused. `--version` is a flag (upstream: a `version` subcommand).
 
 pub mod args;
 pub mod duration;

@@ -579,3 +579,12 @@ fn server_side_sharding_is_opt_in_and_static_only() {
     let from_file = with_file(&[], "server_side_sharding: true\n").expect("config file");
     assert!(from_file.server_side_sharding);
 }
+
+#[test]
+fn klogs_common_flags_are_accepted_and_the_rest_refused() {
+    // Upstream's standard manifests pass `--v=2` and sometimes `--logtostderr`.
+    let a = Args::try_parse_from(["ksm", "--v=2", "--logtostderr"]).unwrap();
+    assert_eq!(a.log.klog_v.as_deref(), Some("2"));
+    let e = Args::try_parse_from(["ksm", "--log_file=/tmp/x"]).unwrap_err();
+    assert!(e.to_string().contains("--log_file"), "{e}");
+}
