@@ -29,6 +29,8 @@
 # Environment:
 #   BENCH_EHPAS=1000  BENCH_NAMESPACES=10  BENCH_DAYS=3  BENCH_WINDOW=3600
 #   BENCH_CLIENTS=32  BENCH_DURATION=20s   BENCH_TIMEOUT=3600 (seconds per phase)
+#   BENCH_CRANED_ARGS         extra craned flags (e.g. --kube-api-qps=500 --kube-api-burst=1000: at
+#                             Crane's default 50 QPS the EHPA controller's API calls bound phases 1-2)
 #   CRANED_BIN, ADAPTER_BIN   the binaries; unset: cargo build --release of this checkout
 #
 # Everything it starts is stopped on exit, whatever happens. Only 127.0.0.1 is contacted.
@@ -49,6 +51,7 @@ CLIENTS="${BENCH_CLIENTS:-32}"
 DURATION="${BENCH_DURATION:-20s}"
 TIMEOUT="${BENCH_TIMEOUT:-3600}"
 HZ="$(getconf CLK_TCK)"
+read -r -a CRANED_EXTRA <<<"${BENCH_CRANED_ARGS:-}"
 
 # --- binaries
 if [[ -z ${CRANED_BIN:-} || -z ${ADAPTER_BIN:-} ]]; then
@@ -124,7 +127,7 @@ CRANED_PORT=$(free_port); CRANED_HEALTH=$(free_port)
 "$CRANED_BIN" --kubeconfig "$KUBECONFIG" --prometheus-address "$PROM_URL" \
     --recommendation-configuration-file "$FERROCRANE_ROOT/config/craned/recommendation-configuration.yaml" \
     --metrics-bind-address "127.0.0.1:$CRANED_PORT" --health-probe-bind-address "127.0.0.1:$CRANED_HEALTH" \
-    --leader-elect=false >"$DIR/logs/craned.log" 2>&1 </dev/null &
+    --leader-elect=false "${CRANED_EXTRA[@]}" >"$DIR/logs/craned.log" 2>&1 </dev/null &
 CRANED_PID=$!
 PIDS+=("$CRANED_PID")
 wait_ready craned "$CRANED_PID" "http://127.0.0.1:$CRANED_HEALTH/readyz" "$DIR/logs/craned.log"
@@ -170,11 +173,12 @@ a0=$(cpu_ticks "$ADAPTER_PID")
 a1=$(cpu_ticks "$ADAPTER_PID")
 log "serve: $(cat "$RESULTS/serve.json")"
 CRANED_HWM=$(status_kib "$CRANED_PID" VmHWM); ADAPTER_HWM=$(status_kib "$ADAPTER_PID" VmHWM)
+curl -sf "http://127.0.0.1:$CRANED_PORT/metrics" >"$RESULTS/craned-metrics.txt"
 N_TSPS=$("$KUBECTL" get tsp -A --no-headers | wc -l)
 
-python3 - "$RESULTS" "$EHPAS" "$N_TSPS" "$CRANED_HWM" "$ADAPTER_HWM" "$((a1 - a0))" "$HZ" "$COMMAND_LINE" "${BUILT_FROM:-given binaries}" "$DAYS" "$WINDOW" "$CLIENTS" "$DURATION" <<'PY'
+python3 - "$RESULTS" "$EHPAS" "$N_TSPS" "$CRANED_HWM" "$ADAPTER_HWM" "$((a1 - a0))" "$HZ" "$COMMAND_LINE" "${BUILT_FROM:-given binaries}" "$DAYS" "$WINDOW" "$CLIENTS" "$DURATION" "${BENCH_CRANED_ARGS:-}" <<'PY'
 import json, sys
-res, ehpas, tsps, craned_hwm, adapter_hwm, aticks, hz, cmd, built, days, window, clients, duration = sys.argv[1:]
+res, ehpas, tsps, craned_hwm, adapter_hwm, aticks, hz, cmd, built, days, window, clients, duration, extra = sys.argv[1:]
 def kv(name):
     return dict(l.strip().split("=", 1) for l in open("%s/%s.txt" % (res, name)) if "=" in l)
 p, r = kv("predict"), kv("refresh")
@@ -188,6 +192,15 @@ for label, d in (("first prediction of all (EHPAs applied → every TSP Ready)",
     print("| %s: first / half / all | %s / %s / **%s s** |" % (label, d["first_s"], d["half_s"], d["all_s"]))
     print("| … Prometheus range queries (per TSP) | %s (%.2f) |" % (d["range_queries"], int(d["range_queries"]) / n))
     print("| … craned CPU | %s s |" % d["craned_cpu_s"])
+def reconcile(controller):
+    got = {}
+    for line in open("%s/craned-metrics.txt" % res):
+        for part in ("sum", "count"):
+            if line.startswith("craned_reconcile_duration_seconds_%s{" % part) and 'controller="%s"' % controller in line:
+                got[part] = float(line.rsplit(" ", 1)[1])
+    return got.get("count", 0), 1000 * got.get("sum", 0) / max(1, got.get("count", 0))
+for c in ("timeseriesprediction", "effectivehorizontalpodautoscaler"):
+    print("| craned reconciles of %s over both phases: count, mean | %d, %.1f ms |" % ((c,) + reconcile(c)))
 print("| craned peak RSS | %.0f MiB |" % (int(craned_hwm) / 1024))
 print("| metrics-adapter, %s clients × %s: p50 / p99 (HTTP statuses) | %.2f / **%.2f ms** (%s) |"
       % (clients, duration, serve["p50_ms"], serve["p99_ms"], serve["statuses"]))
@@ -195,6 +208,6 @@ print("| … throughput, adapter CPU per request | %.0f req/s, %.0f µs |"
       % (serve["throughput_rps"], int(aticks) / int(hz) / max(1, reqs) * 1e6))
 print("| metrics-adapter peak RSS | %.0f MiB |" % (int(adapter_hwm) / 1024))
 print()
-print("Command: `%s` (%s; %s days of history, window %s s)." % (cmd.strip(), built, days, window))
+print("Command: `%s` (%s; %s days of history, window %s s; craned flags: %s)." % (cmd.strip(), built, days, window, extra or "defaults"))
 print("loadgen: %s" % json.dumps(serve))
 PY

@@ -11,7 +11,7 @@ ehpas: one EffectiveHorizontalPodAutoscaler per Deployment of hack/bench/objects
 target, a DSP prediction of it over D days of 1-minute history (window S seconds), and one
 daily cron, so each EHPA has a TimeSeriesPrediction and both of Crane's external metrics.
 
-wait-tsps: polls every TimeSeriesPrediction until N of them are Ready (PredictSucceed) with a
+wait-tsps: lists, then watches, every TimeSeriesPrediction until N of them are Ready (PredictSucceed) with a
 status written for a window of S seconds after UNIX (their last sample at least
 UNIX + 2 × S - 2 minutes); writes the time that took, and when the first and the half were done.
 
@@ -22,6 +22,7 @@ Python 3 standard library only; talks to 127.0.0.1 only (the kubeconfig of hack/
 """
 
 import argparse
+import http.client
 import json
 import os
 import sys
@@ -74,38 +75,78 @@ def done(tsp, since, window):
     return last >= since + 2 * window - 120
 
 
+def watch_lines(cl, path):
+    """The watch events of `path` (one JSON object per line), on a connection of its own so
+    the list client stays usable; ends when the server closes the watch."""
+    conn = http.client.HTTPSConnection(cl.host, cl.port, context=cl.ctx, timeout=120)
+    conn.request("GET", path, headers={"Accept": "application/json"})
+    resp = conn.getresponse()
+    if resp.status != 200:
+        raise RuntimeError("GET %s: HTTP %d %s" % (path, resp.status, resp.read()[:300]))
+    while True:
+        line = resp.readline()
+        if not line:
+            conn.close()
+            return
+        yield json.loads(line)
+
+
 def cmd_wait_tsps(args):
+    # One list, then a watch: polling lists of a thousand statuses would load the API server
+    # more than craned does, and slow down what is measured.
     cl = craned_tool.client()
+    tsps, token = {}, ""
+    while True:
+        d = craned_tool.get_json(cl, TSPS + "?limit=250" + ("&continue=" + urllib.parse.quote(token) if token else ""))
+        for t in d["items"]:
+            tsps[(t["metadata"]["namespace"], t["metadata"]["name"])] = done(t, args.since, args.window)
+        token = d["metadata"].get("continue") or ""
+        if not token:
+            break
+    rv = d["metadata"]["resourceVersion"]
     first = half = None
     deadline = time.monotonic() + args.timeout
     next_log = time.monotonic() + 30
-    while True:
-        items, token = [], ""
-        while True:
-            d = craned_tool.get_json(cl, TSPS + "?limit=250" + ("&continue=" + urllib.parse.quote(token) if token else ""))
-            items += d["items"]
-            token = d["metadata"].get("continue") or ""
-            if not token:
-                break
-        n = sum(1 for t in items if done(t, args.since, args.window))
-        now = time.time()
+
+    def count():
+        return sum(1 for v in tsps.values() if v)
+
+    def check(now):
+        nonlocal first, half
+        n = count()
         if n and first is None:
             first = now
         if n * 2 >= args.count and half is None:
             half = now
-        if n >= args.count:
-            break
+        return n >= args.count
+
+    now = time.time()
+    while not check(now):
+        for event in watch_lines(cl, TSPS + "?watch=1&timeoutSeconds=60&resourceVersion=" + rv):
+            now = time.time()
+            obj = event.get("object") or {}
+            if event.get("type") == "ERROR":
+                sys.exit("the watch failed: %s" % obj.get("message"))
+            rv = obj.get("metadata", {}).get("resourceVersion", rv)
+            key = (obj["metadata"].get("namespace"), obj["metadata"]["name"])
+            if event.get("type") == "DELETED":
+                tsps.pop(key, None)
+            else:
+                tsps[key] = done(obj, args.since, args.window)
+            if check(now):
+                break
+            if time.monotonic() >= next_log:
+                craned_tool.log("  %.0fs: %d of %d TimeSeriesPredictions done (%d exist)"
+                                % (now - args.since, count(), args.count, len(tsps)))
+                next_log += 30
+        else:
+            now = time.time()
         try:
             os.kill(args.craned_pid, 0)
         except OSError:
             sys.exit("craned (pid %d) exited" % args.craned_pid)
-        if time.monotonic() > deadline:
-            sys.exit("only %d of %d TimeSeriesPredictions done in %ds" % (n, args.count, args.timeout))
-        if time.monotonic() >= next_log:
-            craned_tool.log("  %.0fs: %d of %d TimeSeriesPredictions done (%d exist)"
-                            % (now - args.since, n, args.count, len(items)))
-            next_log += 30
-        time.sleep(1)
+        if time.monotonic() > deadline and not check(now):
+            sys.exit("only %d of %d TimeSeriesPredictions done in %ds" % (count(), args.count, args.timeout))
     with open(args.stats, "w") as f:
         f.write("all_s=%.1f\nfirst_s=%.1f\nhalf_s=%.1f\n"
                 % (now - args.since, first - args.since, half - args.since))
