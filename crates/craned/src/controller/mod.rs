@@ -36,21 +36,38 @@ pub const FIELD_MANAGER: &str = "craned";
 /// How long a non-leader waits before looking again.
 const FOLLOWER_RECHECK: Duration = Duration::from_secs(5);
 
+/// What every controller's reconcile error tells its error policy.
+pub trait ReconcileError: Display {
+    /// A short reason that does not change with the message (`reason` of
+    /// `craned_reconcile_errors_total`).
+    fn metric_label(&self) -> &'static str;
+    /// A follower's "not the leader": expected, not worth a warning.
+    fn is_not_leader(&self) -> bool;
+}
+
+/// `namespace/name` of a namespaced object, the name of a cluster-scoped one: how the error
+/// policies name what failed.
+pub fn object_key(object: &impl kube::ResourceExt) -> String {
+    match object.namespace() {
+        Some(ns) => format!("{ns}/{}", object.name_any()),
+        None => object.name_any(),
+    }
+}
+
 /// What every controller's error policy does with a failed reconcile of `object`: warns
-/// (except a follower's "not the leader", which is expected), counts it under `label`, and
+/// (except a follower's "not the leader", which is expected), counts it by its label, and
 /// retries after `retry` (a follower looks again sooner).
 pub fn retry_failed(
     object: &str,
-    error: &dyn Display,
-    label: &'static str,
+    error: &impl ReconcileError,
     metrics: &ReconcileMetrics,
-    not_leader: bool,
     retry: Duration,
 ) -> Action {
+    let not_leader = error.is_not_leader();
     if !not_leader {
         tracing::warn!(%object, %error, "reconcile failed");
     }
-    metrics.error(label);
+    metrics.error(error.metric_label());
     Action::requeue(if not_leader { FOLLOWER_RECHECK } else { retry })
 }
 

@@ -19,12 +19,16 @@ pub enum Error {
 /// Every [`Error::metric_label`], so each series exists before its first error.
 pub const METRIC_LABELS: &[&str] = &["step", "write_status", "not_leader"];
 
-impl Error {
-    pub fn metric_label(&self) -> &'static str {
+impl crate::controller::ReconcileError for Error {
+    fn metric_label(&self) -> &'static str {
         match self {
             Error::Step(_) => "step",
             Error::Write { .. } => "write_status",
             Error::NotLeader => "not_leader",
         }
+    }
+
+    fn is_not_leader(&self) -> bool {
+        matches!(self, Error::NotLeader)
     }
 }

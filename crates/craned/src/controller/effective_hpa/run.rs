@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use ferrocrane_core::kube::SharedMapper;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use kube::Client;
 use kube::api::Api;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::watcher;
-use kube::{Client, ResourceExt};
 
 use super::error::Error;
 use super::reconcile::{Context, reconcile};
@@ -38,20 +38,8 @@ pub fn error_policy(
     error: &Error,
     ctx: Arc<Context>,
 ) -> Action {
-    let not_leader = matches!(error, Error::NotLeader);
-    let object = format!(
-        "{}/{}",
-        ehpa.namespace().unwrap_or_default(),
-        ehpa.name_any()
-    );
-    crate::controller::retry_failed(
-        &object,
-        error,
-        error.metric_label(),
-        &ctx.metrics,
-        not_leader,
-        ERROR_RETRY,
-    )
+    use crate::controller::{object_key, retry_failed};
+    retry_failed(&object_key(ehpa.as_ref()), error, &ctx.metrics, ERROR_RETRY)
 }
 
 /// Runs the controller until `shutdown` resolves.

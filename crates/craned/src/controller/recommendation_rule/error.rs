@@ -49,10 +49,12 @@ pub const METRIC_LABELS: &[&str] = &[
     "not_leader",
 ];
 
-impl Error {
-    /// A short reason that does not change with the message (`reason` of
-    /// `craned_reconcile_errors_total`).
-    pub fn metric_label(&self) -> &'static str {
+impl crate::controller::ReconcileError for Error {
+    fn is_not_leader(&self) -> bool {
+        matches!(self, Error::NotLeader)
+    }
+
+    fn metric_label(&self) -> &'static str {
         match self {
             Error::Discovery(_) => "discovery",
             Error::Select(_) => "select_targets",
@@ -69,6 +71,7 @@ impl Error {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::controller::ReconcileError;
 
     /// A rejected write, as the API server answers a conflict.
     pub(crate) fn conflict() -> kube::Error {

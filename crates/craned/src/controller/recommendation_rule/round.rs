@@ -307,7 +307,7 @@ where
                 source,
             };
             tracing::warn!(%error, "the next round writes it again");
-            metrics.error(error.metric_label());
+            metrics.error(crate::controller::ReconcileError::metric_label(&error));
             spec_written
         }
     }

@@ -23,15 +23,7 @@ pub fn error_policy(rule: Arc<RecommendationRule>, error: &Error, ctx: Arc<Conte
 }
 
 fn retry_after(rule: &str, error: &Error, metrics: &ReconcileMetrics) -> Action {
-    let not_leader = matches!(error, Error::NotLeader);
-    crate::controller::retry_failed(
-        rule,
-        error,
-        error.metric_label(),
-        metrics,
-        not_leader,
-        ERROR_RETRY,
-    )
+    crate::controller::retry_failed(rule, error, metrics, ERROR_RETRY)
 }
 
 /// Runs the controller until `shutdown` resolves.

@@ -34,13 +34,17 @@ pub enum Error {
 
 pub const METRIC_LABELS: &[&str] = &["target", "write", "not_leader"];
 
-impl Error {
+impl crate::controller::ReconcileError for Error {
     fn metric_label(&self) -> &'static str {
         match self {
             Error::Target { .. } => "target",
             Error::Write { .. } => "write",
             Error::NotLeader => "not_leader",
         }
+    }
+
+    fn is_not_leader(&self) -> bool {
+        matches!(self, Error::NotLeader)
     }
 }
 
@@ -101,16 +105,8 @@ pub async fn reconcile(sub: Arc<Substitute>, ctx: Arc<Context>) -> Result<Action
 }
 
 pub fn error_policy(sub: Arc<Substitute>, error: &Error, ctx: Arc<Context>) -> Action {
-    let not_leader = matches!(error, Error::NotLeader);
-    let object = format!("{}/{}", sub.namespace().unwrap_or_default(), sub.name_any());
-    crate::controller::retry_failed(
-        &object,
-        error,
-        error.metric_label(),
-        &ctx.metrics,
-        not_leader,
-        RESYNC,
-    )
+    use crate::controller::{object_key, retry_failed};
+    retry_failed(&object_key(sub.as_ref()), error, &ctx.metrics, RESYNC)
 }
 
 /// Runs the controller until `shutdown` resolves.

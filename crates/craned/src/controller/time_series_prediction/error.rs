@@ -17,11 +17,15 @@ pub enum Error {
 /// Every [`Error::metric_label`], so each series exists before its first error.
 pub const METRIC_LABELS: &[&str] = &["write_status", "not_leader"];
 
-impl Error {
-    pub fn metric_label(&self) -> &'static str {
+impl crate::controller::ReconcileError for Error {
+    fn metric_label(&self) -> &'static str {
         match self {
             Error::WriteStatus { .. } => "write_status",
             Error::NotLeader => "not_leader",
         }
+    }
+
+    fn is_not_leader(&self) -> bool {
+        matches!(self, Error::NotLeader)
     }
 }

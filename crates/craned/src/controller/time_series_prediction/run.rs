@@ -4,10 +4,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use kube::Client;
 use kube::api::Api;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::watcher;
-use kube::{Client, ResourceExt};
 
 use super::error::Error;
 use super::models::{Fitting, Models};
@@ -34,15 +34,8 @@ pub struct Wiring {
 }
 
 pub fn error_policy(tsp: Arc<TimeSeriesPrediction>, error: &Error, ctx: Arc<Context>) -> Action {
-    let not_leader = matches!(error, Error::NotLeader);
-    crate::controller::retry_failed(
-        &tsp.name_any(),
-        error,
-        error.metric_label(),
-        &ctx.metrics,
-        not_leader,
-        ERROR_RETRY,
-    )
+    use crate::controller::{object_key, retry_failed};
+    retry_failed(&object_key(tsp.as_ref()), error, &ctx.metrics, ERROR_RETRY)
 }
 
 /// Runs the controller until `shutdown` resolves.
