@@ -311,16 +311,48 @@ pub fn daily_window(zone: &str, from: i64, to: i64) -> Result<(String, String)> 
     Ok((at(from)?, at(to)?))
 }
 
-/// The `autoscaling.crane.io/v1alpha1` objects of `kind` (`plural`) in `namespace`.
-pub fn crane_autoscaling_api(
+/// Crane's `group/v1alpha1` objects of `kind` (`plural`) in `namespace`, as JSON.
+fn crane_api(
     client: &kube::Client,
     namespace: &str,
+    group: &str,
     kind: &str,
     plural: &str,
 ) -> Api<DynamicObject> {
-    let ar = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("autoscaling.crane.io", "v1alpha1", kind),
-        plural,
-    );
+    let ar =
+        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, "v1alpha1", kind), plural);
     Api::namespaced_with(client.clone(), namespace, &ar)
+}
+
+/// The EffectiveHorizontalPodAutoscalers of `namespace`.
+pub fn ehpa_api(client: &kube::Client, namespace: &str) -> Api<DynamicObject> {
+    crane_api(
+        client,
+        namespace,
+        "autoscaling.crane.io",
+        "EffectiveHorizontalPodAutoscaler",
+        "effectivehorizontalpodautoscalers",
+    )
+}
+
+/// The Substitutes of `namespace`.
+pub fn substitute_api(client: &kube::Client, namespace: &str) -> Api<DynamicObject> {
+    crane_api(
+        client,
+        namespace,
+        "autoscaling.crane.io",
+        "Substitute",
+        "substitutes",
+    )
+}
+
+/// The TimeSeriesPredictions of `namespace`.
+pub fn tsp_api(client: &kube::Client, namespace: &str) -> Api<DynamicObject> {
+    crane_api(
+        client,
+        namespace,
+        "prediction.crane.io",
+        "TimeSeriesPrediction",
+        "timeseriespredictions",
+    )
 }

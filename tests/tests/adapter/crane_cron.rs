@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
-use ferrocrane_e2e::craned::{crane_autoscaling_api, daily_window};
+use ferrocrane_e2e::craned::{daily_window, ehpa_api};
 use ferrocrane_e2e::{
     AdapterLaunch, Cluster, ClusterLock, METRICS_APISERVICES_LOCK, install_craned_crds, repo_root,
     wait_until,
@@ -54,12 +54,7 @@ async fn the_hpa_scales_to_the_largest_open_cron_target() -> Result<()> {
             5
         ),
     ]);
-    let ehpas = crane_autoscaling_api(
-        &client,
-        &n,
-        "EffectiveHorizontalPodAutoscaler",
-        "effectivehorizontalpodautoscalers",
-    );
+    let ehpas = ehpa_api(&client, &n);
     ehpas
         .create(
             &PostParams::default(),

@@ -81,12 +81,7 @@ async fn cron_ehpas_scale_through_the_hpa_preview_only_says_and_deletion_cleans_
     };
 
     // Two open windows (4 and 3) and one later today (9).
-    let ehpas = crane_autoscaling_api(
-        &client,
-        &n,
-        "EffectiveHorizontalPodAutoscaler",
-        "effectivehorizontalpodautoscalers",
-    );
+    let ehpas = ehpa_api(&client, &n);
     let cron = |name: &str, (start, end): (String, String), target: i32| json!({"name": name, "start": start, "end": end, "targetReplicas": target});
     // The open windows close 30 to 90 s from now: time to scale up first, little to wait.
     let close = if Timestamp::now().as_second() % 60 < 30 {
@@ -184,7 +179,7 @@ async fn cron_ehpas_scale_through_the_hpa_preview_only_says_and_deletion_cleans_
     .with_context(logs)?;
 
     // Preview: the workload stays at 2, the Substitute and the status say 5.
-    let subs = crane_autoscaling_api(&client, &n, "Substitute", "substitutes");
+    let subs = substitute_api(&client, &n);
     wait_until(
         "Substitute ehpa-db with the HPA's 5",
         Duration::from_secs(120),

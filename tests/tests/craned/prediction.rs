@@ -13,9 +13,7 @@ use ferrocrane_e2e::{
     Cluster, History, HistoryPrometheus, MIB, SyntheticPod, SyntheticWorkload, Usage, daily,
     install_craned_crds, wait_until,
 };
-use kube::api::{
-    Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
-};
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
 const DAYS: i64 = 3;
@@ -24,14 +22,6 @@ const WINDOW: i64 = 3600;
 /// Cores at Unix minute `m`: one core plus 0.6 with the sun.
 fn cores(m: i64) -> f64 {
     1.0 + 0.6 * daily(m)
-}
-
-fn tsp_api(client: &kube::Client, ns: &str) -> Api<DynamicObject> {
-    let ar = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("prediction.crane.io", "v1alpha1", "TimeSeriesPrediction"),
-        "timeseriespredictions",
-    );
-    Api::namespaced_with(client.clone(), ns, &ar)
 }
 
 fn tsp(name: &str, metrics: Value) -> Result<DynamicObject> {

@@ -79,12 +79,7 @@ async fn the_hpa_scales_up_before_a_predicted_daily_peak() -> Result<()> {
         )
     };
 
-    let ehpas = crane_autoscaling_api(
-        &client,
-        &n,
-        "EffectiveHorizontalPodAutoscaler",
-        "effectivehorizontalpodautoscalers",
-    );
+    let ehpas = ehpa_api(&client, &n);
     ehpas
         .create(
             &PostParams::default(),

@@ -195,6 +195,9 @@ fn score_replaced(
         else {
             continue;
         };
+        if &from_query != query {
+            continue;
+        }
         let Some(predicted) = replaced
             .prediction_metrics
             .iter()
@@ -212,9 +215,6 @@ fn score_replaced(
         else {
             continue;
         };
-        if &from_query != query {
-            continue;
-        }
         let ctx = Arc::clone(ctx);
         let (namespace, name, id, uid) =
             (namespace.clone(), name.clone(), id.clone(), uid.to_owned());
